@@ -1,0 +1,53 @@
+// The conditional coll_tuned search space of one (collective, comm size, Open MPI version):
+// algorithm ids, and for each algorithm only the knobs it really reads. Equivalent
+// configurations are one point (e.g. binomial with fan-out 3 == binomial with fan-out 0).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/algorithm_table.h"
+#include "core/collective.h"
+#include "core/tuning_config.h"
+
+namespace colltune {
+
+struct SearchSpaceOptions {
+  // Segment sizes tried for algorithms that read one; 0 = unsegmented. Log2 grid by default.
+  std::vector<int> segment_sizes = {0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144};
+  // Chain fan-outs tried for algorithms that read one.
+  std::vector<int> fanouts = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+  bool include_default = true;  // algorithm 0 (Open MPI's own decision) is a candidate
+  // Drop algorithms that give wrong answers for non-commutative ops.
+  bool commutative_ops_only = false;
+};
+
+class SearchSpace {
+ public:
+  SearchSpace(Collective collective, int comm_size, const AlgorithmTable& table,
+              const SearchSpaceOptions& options = {});
+
+  Collective collective() const { return collective_; }
+  int comm_size() const { return comm_size_; }
+
+  // Every distinct configuration, in a stable order (default first, then by algorithm id,
+  // segment size, fan-out).
+  const std::vector<TuningConfig>& points() const { return points_; }
+  std::size_t size() const { return points_.size(); }
+
+  // The canonical form of a configuration: knobs the algorithm ignores set to 0.
+  TuningConfig canonical(const TuningConfig& config) const;
+  bool contains(const TuningConfig& config) const;
+  // Index of the canonical configuration in points(); -1 when absent.
+  int index_of(const TuningConfig& config) const;
+
+  const AlgorithmTable& table() const { return *table_; }
+
+ private:
+  Collective collective_;
+  int comm_size_;
+  const AlgorithmTable* table_;
+  std::vector<TuningConfig> points_;
+};
+
+}  // namespace colltune

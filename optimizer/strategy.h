@@ -1,0 +1,78 @@
+// A search strategy for one tuning context (collective, comm size): it proposes which
+// configurations to benchmark next, learns from what the benchmarks measured, and finally
+// names the best configuration per message size. Pure code: no I/O, deterministic for a seed.
+//
+// One evaluation = one OSU run of one configuration, which measures every message size at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tuning_config.h"
+#include "optimizer/search_space.h"
+
+namespace colltune {
+
+// What one OSU run of one configuration measured: latency (µs) per message size.
+// A size missing from `latency_us` was not measured (run failed or truncated).
+struct Evaluation {
+  TuningConfig config;
+  std::vector<std::int64_t> msg_sizes;
+  std::vector<double> latency_us;  // same length as msg_sizes
+  bool failed = false;             // the run failed; the configuration should not be retried
+};
+
+// The pick for one message size.
+struct Choice {
+  std::int64_t msg_size = 0;
+  TuningConfig config;
+  double latency_us = 0;     // the strategy's estimate (median of observations)
+  double default_us = 0;     // Open MPI default's estimate; NaN when never measured
+};
+
+struct StrategyOptions {
+  std::uint64_t seed = 1;
+  int budget = 0;  // maximum evaluations (0 = strategy's own default)
+  std::vector<std::int64_t> msg_sizes;  // sizes being tuned (OSU sizes)
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  virtual std::string name() const = 0;
+
+  // Up to `max_count` configurations to evaluate next, all from the search space. An empty
+  // result means the strategy has nothing more to ask (see done()).
+  virtual std::vector<TuningConfig> suggest(int max_count) = 0;
+
+  // Records one evaluation (in any order, possibly of a configuration suggested long ago).
+  virtual void observe(const Evaluation& evaluation) = 0;
+
+  // True when the search is finished (budget spent or stop rule met).
+  virtual bool done() const = 0;
+
+  // Candidates worth re-measuring before the final choice, per message size (best first).
+  virtual std::vector<TuningConfig> finalists(int per_size) const = 0;
+
+  // Best configuration per message size from everything observed so far.
+  virtual std::vector<Choice> recommend() const = 0;
+
+  // Serialisable state; restore(state()) gives a strategy that behaves identically.
+  virtual nlohmann::json state() const = 0;
+  virtual void restore(const nlohmann::json& state) = 0;
+};
+
+// Names accepted by make_strategy: "exhaustive", "random" (and "bo", "bo-per-size" when built).
+std::vector<std::string> strategy_names();
+
+// Throws std::invalid_argument for an unknown name.
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchSpace& space,
+                                        const StrategyOptions& options);
+
+}  // namespace colltune

@@ -1,0 +1,142 @@
+// The one interface between colltune and the world that runs benchmarks (cf. LevelDB's Env).
+// A backend runs the batch of benchmark configurations it is given — it never chooses them —
+// and reports every run, with its provenance, as soon as it finishes. Implementations: local
+// (mpirun on this machine), slurm (sbatch on a cluster), sim (a cost model), replay (recorded
+// landscapes). The campaign engine never knows which one it drives.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/collective.h"
+#include "core/tuning_config.h"
+#include "osu/osu_output.h"
+
+namespace colltune {
+
+// A batch: every configuration x repeat of one (collective, placement, size range).
+struct BenchmarkRequest {
+  std::string tag;  // unique, caller-chosen id of this batch (campaign/batch), kept in provenance
+  Collective collective = Collective::bcast;
+  int comm_size = 4;  // total ranks
+  int nodes = 1;
+  int ppn = 0;  // ranks per node; 0 = comm_size / nodes
+  std::int64_t min_size = 4;
+  std::int64_t max_size = 1 << 20;
+  int iterations = 100;  // OSU -i
+  int warmup = 10;       // OSU -x
+  std::vector<TuningConfig> configs;  // algorithm 0 = Open MPI's default decision
+  int repeats = 1;                    // runs of each configuration
+  std::uint64_t order_seed = 0;       // runs are made in an order shuffled with this seed
+  double run_timeout_s = 120;         // a run still going after this is killed (outcome timeout)
+};
+
+enum class RunOutcome {
+  ok,           // parsed cleanly; every size measured
+  failed,       // non-zero exit, MPI abort, or benchmark error
+  timeout,      // killed after run_timeout_s (or the job's time limit)
+  parse_error,  // exited 0 but the output could not be parsed
+  cancelled,    // cancelled before or while running
+  unavailable,  // the backend cannot run this configuration (e.g. not in a replay dataset)
+};
+std::string_view to_string(RunOutcome outcome);
+std::optional<RunOutcome> parse_run_outcome(std::string_view text);
+
+// Where a number came from: enough to rerun it by hand.
+struct Provenance {
+  std::string backend;                      // "local", "slurm", "sim", "replay"
+  std::vector<std::string> argv;            // exact command line of the run
+  std::map<std::string, std::string> mca;   // MCA parameters set for the run
+  std::map<std::string, std::string> env;   // extra environment set for the run
+  std::string host;
+  std::string ompi_version;
+  std::string benchmark;      // OSU header line, e.g. "OSU MPI Broadcast Latency Test v5.6.2"
+  std::string job_id;         // backend job id (Slurm job id), empty when none
+  double start_time = 0;      // seconds since the epoch
+  double end_time = 0;
+  int exit_status = 0;        // exit code, or 128+signal
+  std::string stderr_excerpt;  // last lines of stderr (bounded)
+};
+
+struct RunResult {
+  std::string tag;                 // the batch's tag
+  std::size_t config_index = 0;    // index into BenchmarkRequest::configs
+  TuningConfig config;
+  int repeat = 0;                  // 0-based
+  RunOutcome outcome = RunOutcome::ok;
+  std::string error;               // clear reason when outcome != ok
+  std::vector<OsuRow> rows;        // measured sizes (a failed run may keep its earlier sizes)
+  Provenance provenance;
+};
+
+// Receives results as they happen. Called from the thread that called Backend::run.
+class RunSink {
+ public:
+  virtual ~RunSink() = default;
+  // A backend job (e.g. a Slurm job) was submitted for the batch; called before its results.
+  virtual void on_job_submitted(const std::string& tag, const std::string& job_id) {
+    (void)tag;
+    (void)job_id;
+  }
+  // One run finished (in any outcome). Every (config_index, repeat) of the request is reported
+  // exactly once unless run() throws.
+  virtual void on_result(const RunResult& result) = 0;
+};
+
+// Cooperative cancellation shared between the caller and a running backend.
+struct CancelFlag {
+  std::atomic<bool> requested{false};
+  bool cancelled() const { return requested.load(std::memory_order_relaxed); }
+  void cancel() { requested.store(true, std::memory_order_relaxed); }
+};
+
+// Facts about the machine or cluster a backend runs on.
+struct BackendInfo {
+  std::string backend;
+  std::string host;
+  std::string ompi_version;  // empty when unknown
+  int cores = 0;             // per node
+  std::string benchmark;     // "bundled colltune-osu-bench" or the OMB path
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "local", "slurm", "sim", "replay".
+  virtual std::string name() const = 0;
+
+  // Describes the target. May run cheap commands (ompi_info); never runs a benchmark.
+  virtual BackendInfo describe() = 0;
+
+  // Runs every configuration x repeat of `request` and reports each run to `sink` exactly
+  // once, in the order they finish. Returns when all runs are reported. When `cancel` is set,
+  // runs not yet started are reported as cancelled and a running one is stopped (and reported
+  // cancelled) promptly. Throws std::invalid_argument for a request it cannot accept at all
+  // (bad sizes, comm size < 2); a failure of one run is a result, never an exception.
+  virtual void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) = 0;
+
+  // Measurements made per second of benchmark time cost this much extra per run (launch,
+  // MPI_Init): used for cost accounting. Seconds.
+  virtual double launch_overhead_s() const { return 0.4; }
+};
+
+// The runs of a request, (config_index, repeat) pairs, in the order a backend should make them:
+// shuffled with request.order_seed so that drift does not favour one configuration.
+std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& request);
+
+// Checks a request; throws std::invalid_argument with a clear message.
+void validate_request(const BenchmarkRequest& request);
+
+void to_json(nlohmann::json& j, const Provenance& p);
+void from_json(const nlohmann::json& j, Provenance& p);
+
+}  // namespace colltune
