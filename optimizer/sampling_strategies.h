@@ -17,6 +17,7 @@ class OrderedSamplingStrategy : public Strategy {
   std::vector<TuningConfig> suggest(int max_count) override;
   void observe(const Evaluation& evaluation) override;
   bool done() const override;
+  int planned_evaluations() const override { return static_cast<int>(limit_); }
   std::vector<TuningConfig> finalists(int per_size) const override;
   std::vector<Choice> recommend() const override;
   nlohmann::json state() const override;

@@ -3,6 +3,11 @@
 #include <algorithm>
 
 namespace colltune {
+namespace {
+
+constexpr int kMaxTreeFanout = 32;  // MAXTREEFANOUT in coll_base_topo.h
+
+}  // namespace
 
 SearchSpace::SearchSpace(Collective collective, int comm_size, const AlgorithmTable& table,
                          const SearchSpaceOptions& options)
@@ -13,22 +18,58 @@ SearchSpace::SearchSpace(Collective collective, int comm_size, const AlgorithmTa
     std::vector<int> segs = a.uses_segsize ? options.segment_sizes : std::vector<int>{0};
     std::vector<int> fans = a.uses_fanout ? options.fanouts : std::vector<int>{0};
     for (int s : segs)
-      for (int f : fans) points_.push_back(TuningConfig{a.id, s, f});
+      for (int f : fans) points_.push_back(canonical(TuningConfig{a.id, s, f}));
   }
+  finish();
+}
+
+SearchSpace::SearchSpace(Collective collective, int comm_size, const AlgorithmTable& table,
+                         const std::vector<TuningConfig>& points)
+    : collective_(collective), comm_size_(comm_size), table_(&table) {
+  std::vector<int> usable_ids;
+  for (const auto& a : table.usable(collective, comm_size)) usable_ids.push_back(a.id);
+  for (const auto& p : points) {
+    TuningConfig c = canonical(p);
+    bool usable = c.algorithm == 0 ||
+                  std::find(usable_ids.begin(), usable_ids.end(), c.algorithm) != usable_ids.end();
+    if (usable) points_.push_back(c);
+  }
+  finish();
+}
+
+void SearchSpace::finish() {
   std::sort(points_.begin(), points_.end());
   points_.erase(std::unique(points_.begin(), points_.end()), points_.end());
 }
 
+const AlgorithmInfo* SearchSpace::algorithm_info(int algorithm) const {
+  if (algorithm == 0) return nullptr;
+  const auto* entry = table_->find(collective_);
+  return entry ? entry->find(algorithm) : nullptr;
+}
+
 TuningConfig SearchSpace::canonical(const TuningConfig& config) const {
   TuningConfig c = config;
-  const auto* entry = table_->find(collective_);
-  const AlgorithmInfo* info = entry ? entry->find(c.algorithm) : nullptr;
-  if (c.algorithm == 0 || !info) {
-    if (c.algorithm == 0) c = TuningConfig::default_decision();
-    return c;
-  }
+  if (c.algorithm == 0) return TuningConfig::default_decision();
+  const AlgorithmInfo* info = algorithm_info(c.algorithm);
+  if (!info) return c;
   if (!info->uses_segsize) c.segsize = 0;
-  if (!info->uses_fanout) c.fanout = 0;
+  if (c.segsize < 0) c.segsize = 0;
+  if (!info->uses_fanout) {
+    c.fanout = 0;
+  } else {
+    c.fanout = std::clamp(c.fanout, 1, kMaxTreeFanout);
+    if (comm_size_ > 1) c.fanout = std::min(c.fanout, comm_size_ - 1);
+    if (info->name == "chain" && c.fanout == 1) {
+      const auto* entry = table_->find(collective_);
+      if (const AlgorithmInfo* pipeline = entry->find("pipeline"))
+        return canonical(TuningConfig{pipeline->id, c.segsize, 0});
+    }
+  }
+  if (info->name == "segmented_ring" && c.segsize == 0) {
+    const auto* entry = table_->find(collective_);
+    if (const AlgorithmInfo* ring = entry->find("ring")) return TuningConfig{ring->id, 0, 0};
+  }
   return c;
 }
 

@@ -1,6 +1,14 @@
 // The conditional coll_tuned search space of one (collective, comm size, Open MPI version):
 // algorithm ids, and for each algorithm only the knobs it really reads. Equivalent
 // configurations are one point (e.g. binomial with fan-out 3 == binomial with fan-out 0).
+//
+// Equivalences applied by canonical() (Open MPI 4.1.x source, coll_base_topo.c/coll_base_*.c):
+//  - knobs an algorithm ignores are 0;
+//  - chain fan-out is clamped to [1, 32] and to comm_size - 1 (build_chain does both), so at
+//    4 ranks fan-outs 3..32 are one configuration;
+//  - chain with fan-out 1 builds the same tree as "pipeline" and runs the same generic code:
+//    it becomes the pipeline configuration (when the table has a "pipeline" algorithm);
+//  - allreduce "segmented_ring" with segment size 0 is plain "ring".
 #pragma once
 
 #include <cstdint>
@@ -27,6 +35,11 @@ class SearchSpace {
   SearchSpace(Collective collective, int comm_size, const AlgorithmTable& table,
               const SearchSpaceOptions& options = {});
 
+  // A space made of explicit points (e.g. the configurations a recorded landscape holds). Each
+  // point is canonicalised; duplicates collapse; algorithms not usable at comm_size are dropped.
+  SearchSpace(Collective collective, int comm_size, const AlgorithmTable& table,
+              const std::vector<TuningConfig>& points);
+
   Collective collective() const { return collective_; }
   int comm_size() const { return comm_size_; }
 
@@ -35,15 +48,19 @@ class SearchSpace {
   const std::vector<TuningConfig>& points() const { return points_; }
   std::size_t size() const { return points_.size(); }
 
-  // The canonical form of a configuration: knobs the algorithm ignores set to 0.
+  // The canonical form of a configuration (see the equivalences above).
   TuningConfig canonical(const TuningConfig& config) const;
   bool contains(const TuningConfig& config) const;
   // Index of the canonical configuration in points(); -1 when absent.
   int index_of(const TuningConfig& config) const;
 
   const AlgorithmTable& table() const { return *table_; }
+  // Knob usage of an algorithm id of this collective; nullptr for 0 and unknown ids.
+  const AlgorithmInfo* algorithm_info(int algorithm) const;
 
  private:
+  void finish();  // sort and de-duplicate points_
+
   Collective collective_;
   int comm_size_;
   const AlgorithmTable* table_;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tuning_config.h"
+#include "optimizer/benchmark_cost.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -39,6 +40,16 @@ struct StrategyOptions {
   std::uint64_t seed = 1;
   int budget = 0;  // maximum evaluations (0 = strategy's own default)
   std::vector<std::int64_t> msg_sizes;  // sizes being tuned (OSU sizes)
+  // Stop once the benchmark time of the observed runs reaches this (0 = no limit); runs are
+  // priced with `cost`.
+  double budget_seconds = 0;
+  BenchmarkCost cost;
+  // Stop rule of the Bayesian strategies: "" (strategy default), "ei" (colltune: expected
+  // improvement below noise at every size), "thesis" (at most 150 evaluations, stop when the
+  // best improved < 1 % over the last 15), "budget" (only the budgets stop).
+  std::string stop_rule;
+  // Strategy-specific settings (see each strategy's header); unknown keys are rejected.
+  nlohmann::json settings = nlohmann::json::object();
 };
 
 class Strategy {
@@ -57,6 +68,9 @@ class Strategy {
   // True when the search is finished (budget spent or stop rule met).
   virtual bool done() const = 0;
 
+  // Evaluations the search will make at most (for progress display); -1 when unknown.
+  virtual int planned_evaluations() const { return -1; }
+
   // Candidates worth re-measuring before the final choice, per message size (best first).
   virtual std::vector<TuningConfig> finalists(int per_size) const = 0;
 
@@ -66,9 +80,17 @@ class Strategy {
   // Serialisable state; restore(state()) gives a strategy that behaves identically.
   virtual nlohmann::json state() const = 0;
   virtual void restore(const nlohmann::json& state) = 0;
+
+  // The message sizes a pending suggestion is needed for; empty = all sizes (the default).
+  // Only per-size strategies (one search per size, as in the thesis) narrow this, so that a
+  // runner can measure just those sizes (`osu_* -m lo:hi`).
+  virtual std::vector<std::int64_t> msg_sizes_wanted(const TuningConfig& config) const {
+    (void)config;
+    return {};
+  }
 };
 
-// Names accepted by make_strategy: "exhaustive", "random" (and "bo", "bo-per-size" when built).
+// Names accepted by make_strategy: "bo", "bo-per-size", "random", "exhaustive".
 std::vector<std::string> strategy_names();
 
 // Throws std::invalid_argument for an unknown name.

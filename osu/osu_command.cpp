@@ -1,0 +1,142 @@
+#include "osu/osu_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+namespace colltune {
+namespace {
+
+// OMB's BENCHMARK macros ("OSU MPI%s <Name> Latency Test") with the accelerator slot removed.
+constexpr std::array<std::pair<Collective, std::string_view>, 12> kTitles{{
+    {Collective::allgather, "OSU MPI Allgather Latency Test"},
+    {Collective::allgatherv, "OSU MPI Allgatherv Latency Test"},
+    {Collective::allreduce, "OSU MPI Allreduce Latency Test"},
+    {Collective::alltoall, "OSU MPI All-to-All Personalized Exchange Latency Test"},
+    {Collective::alltoallv, "OSU MPI All-to-Allv Personalized Exchange Latency Test"},
+    {Collective::barrier, "OSU MPI Barrier Latency Test"},
+    {Collective::bcast, "OSU MPI Broadcast Latency Test"},
+    {Collective::gather, "OSU MPI Gather Latency Test"},
+    {Collective::reduce, "OSU MPI Reduce Latency Test"},
+    {Collective::reduce_scatter, "OSU MPI Reduce_scatter Latency Test"},
+    {Collective::reduce_scatter_block, "OSU MPI Reduce_scatter_block Latency Test"},
+    {Collective::scatter, "OSU MPI Scatter Latency Test"},
+}};
+
+constexpr std::string_view kTitlePrefix = "OSU MPI";
+// Values OMB substitutes for the "%s" right after "OSU MPI".
+constexpr std::array<std::string_view, 3> kAcceleratorTags{"-CUDA", "-OPENACC", "-ROCM"};
+
+// The literal that precedes PACKAGE_VERSION in OMB's HEADER macro.
+constexpr std::string_view kVersionMarker = "Latency Test v";
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool is_executable_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // follows symlinks
+  return ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::optional<int> detect_omb_major_version(const std::filesystem::path& binary) {
+  std::ifstream in(binary, std::ios::binary);
+  if (!in) return std::nullopt;
+  // Streamed in chunks; `window` carries over a marker whose digits may continue in the next.
+  constexpr std::size_t kChunk = 1 << 20;
+  constexpr std::size_t kMaxDigits = 6;
+  std::string chunk(kChunk, '\0');
+  std::string window;
+  while (true) {
+    in.read(chunk.data(), static_cast<std::streamsize>(kChunk));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    const bool at_end = got < kChunk || !in;
+    window.append(chunk.data(), got);
+    std::size_t from = 0;
+    std::size_t keep_from = window.size() - std::min(window.size(), kVersionMarker.size() - 1);
+    for (std::size_t at; (at = window.find(kVersionMarker, from)) != std::string::npos;
+         from = at + 1) {
+      std::size_t pos = at + kVersionMarker.size();
+      int major = 0;
+      std::size_t digits = 0;
+      for (; pos < window.size() && is_digit(window[pos]) && digits <= kMaxDigits; ++pos, ++digits)
+        major = major * 10 + (window[pos] - '0');
+      if (pos == window.size() && !at_end) {  // digits may go on in the next chunk
+        keep_from = at;
+        break;
+      }
+      if (digits > 0 && digits <= kMaxDigits) return major;
+    }
+    if (at_end) return std::nullopt;
+    window.erase(0, keep_from);
+  }
+}
+
+std::optional<std::filesystem::path> find_osu_binary(const std::filesystem::path& osu_dir,
+                                                     Collective collective) {
+  const std::string file = "osu_" + std::string(name(collective));
+  const std::array<std::filesystem::path, 6> candidates{
+      osu_dir / file,
+      osu_dir / "libexec/osu-micro-benchmarks/mpi/collective" / file,
+      osu_dir / "libexec/osu-micro-benchmarks/mpi/collective/blocking" / file,
+      osu_dir / "mpi/collective" / file,
+      osu_dir / "mpi/collective/blocking" / file,
+      osu_dir / "c/mpi/collective/blocking" / file,
+  };
+  for (const auto& candidate : candidates)
+    if (is_executable_file(candidate)) return candidate;
+  return std::nullopt;
+}
+
+std::vector<std::string> osu_arguments(const OsuOptions& options,
+                                       std::optional<int> omb_major_version) {
+  if (options.iterations < 1) throw std::invalid_argument("OSU iterations (-i) must be >= 1");
+  if (options.warmup < 0) throw std::invalid_argument("OSU warm-up (-x) must be >= 0");
+  std::vector<std::string> args;
+  if (has_message_size(options.collective)) {
+    if (options.min_size < 1 || options.max_size < options.min_size)
+      throw std::invalid_argument("OSU message sizes need 1 <= min <= max, got " +
+                                  std::to_string(options.min_size) + ":" +
+                                  std::to_string(options.max_size));
+    args.push_back("-m");
+    args.push_back(std::to_string(options.min_size) + ":" + std::to_string(options.max_size));
+  }
+  args.push_back("-i");
+  args.push_back(std::to_string(options.iterations));
+  args.push_back("-x");
+  args.push_back(std::to_string(options.warmup));
+  if (options.full) args.push_back("-f");
+  if (is_reduction(options.collective) && omb_major_version && *omb_major_version >= 7) {
+    args.push_back("-T");
+    args.push_back("mpi_float");
+  }
+  return args;
+}
+
+std::string_view osu_benchmark_title(Collective collective) {
+  for (const auto& [coll, title] : kTitles)
+    if (coll == collective) return title;
+  return {};
+}
+
+std::optional<Collective> collective_from_osu_title(std::string_view benchmark) {
+  if (!benchmark.starts_with(kTitlePrefix)) return std::nullopt;
+  std::string_view rest = benchmark.substr(kTitlePrefix.size());
+  for (std::string_view tag : kAcceleratorTags) {
+    if (rest.starts_with(tag)) {
+      rest.remove_prefix(tag.size());
+      break;
+    }
+  }
+  for (const auto& [coll, title] : kTitles)
+    if (title.substr(kTitlePrefix.size()) == rest) return coll;
+  return std::nullopt;
+}
+
+}  // namespace colltune

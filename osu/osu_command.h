@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/collective.h"
@@ -35,5 +36,15 @@ std::optional<std::filesystem::path> find_osu_binary(const std::filesystem::path
 // `-T mpi_float` (so the workload is MPI_FLOAT/MPI_SUM like OMB 5.x-6.x).
 std::vector<std::string> osu_arguments(const OsuOptions& options,
                                        std::optional<int> omb_major_version);
+
+// OMB's BENCHMARK title for osu_<collective> with the "%s" accelerator slot empty, exactly as
+// the header line prints it before " v<version>", e.g. "OSU MPI Broadcast Latency Test".
+// Stable: the bundled benchmark prints it. Titles are OMB's own (reduce_scatter_block's
+// "OSU MPI Reduce_scatter_block Latency Test" appears in OMB 7.5+).
+std::string_view osu_benchmark_title(Collective collective);
+
+// Inverse of osu_benchmark_title; also accepts accelerator variants ("OSU MPI-CUDA ...",
+// "-OPENACC", "-ROCM"). nullopt for any other text.
+std::optional<Collective> collective_from_osu_title(std::string_view benchmark);
 
 }  // namespace colltune

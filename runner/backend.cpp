@@ -81,4 +81,42 @@ void from_json(const nlohmann::json& j, Provenance& p) {
   p.stderr_excerpt = j.value("stderr_excerpt", "");
 }
 
+void to_json(nlohmann::json& j, const BenchmarkRequest& r) {
+  j = {{"tag", r.tag},
+       {"collective", std::string(name(r.collective))},
+       {"comm_size", r.comm_size},
+       {"nodes", r.nodes},
+       {"ppn", r.ppn},
+       {"min_size", r.min_size},
+       {"max_size", r.max_size},
+       {"iterations", r.iterations},
+       {"warmup", r.warmup},
+       {"configs", r.configs},
+       {"repeats", r.repeats},
+       {"order_seed", r.order_seed},
+       {"run_timeout_s", r.run_timeout_s},
+       {"extra_mca", r.extra_mca},
+       {"extra_env", r.extra_env}};
+}
+
+void from_json(const nlohmann::json& j, BenchmarkRequest& r) {
+  r.tag = j.at("tag").get<std::string>();
+  auto c = parse_collective(j.at("collective").get<std::string>());
+  if (!c) throw std::invalid_argument("unknown collective in request");
+  r.collective = *c;
+  r.comm_size = j.at("comm_size").get<int>();
+  r.nodes = j.value("nodes", 1);
+  r.ppn = j.value("ppn", 0);
+  r.min_size = j.at("min_size").get<std::int64_t>();
+  r.max_size = j.at("max_size").get<std::int64_t>();
+  r.iterations = j.at("iterations").get<int>();
+  r.warmup = j.at("warmup").get<int>();
+  r.configs = j.at("configs").get<std::vector<TuningConfig>>();
+  r.repeats = j.at("repeats").get<int>();
+  r.order_seed = j.value("order_seed", std::uint64_t{0});
+  r.run_timeout_s = j.value("run_timeout_s", 120.0);
+  r.extra_mca = j.value("extra_mca", std::map<std::string, std::string>{});
+  r.extra_env = j.value("extra_env", std::map<std::string, std::string>{});
+}
+
 }  // namespace colltune

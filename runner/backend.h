@@ -36,6 +36,11 @@ struct BenchmarkRequest {
   int repeats = 1;                    // runs of each configuration
   std::uint64_t order_seed = 0;       // runs are made in an order shuffled with this seed
   double run_timeout_s = 120;         // a run still going after this is killed (outcome timeout)
+  // Extra MCA parameters for every run of the batch, on top of the forcing ones (e.g.
+  // coll_tuned_dynamic_rules_filename to run with a rules file loaded: use configs = {default}).
+  std::map<std::string, std::string> extra_mca;
+  // Extra environment for every rank (e.g. LD_PRELOAD of the algorithm tracer).
+  std::map<std::string, std::string> extra_env;
 };
 
 enum class RunOutcome {
@@ -124,6 +129,10 @@ class Backend {
   // (bad sizes, comm size < 2); a failure of one run is a result, never an exception.
   virtual void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) = 0;
 
+  // The target's `ompi_info --param coll tuned --level 9 --parsable` output (to build its
+  // AlgorithmTable); empty when the backend cannot tell (the caller then uses the built-in table).
+  virtual std::string ompi_info_parsable() { return {}; }
+
   // Measurements made per second of benchmark time cost this much extra per run (launch,
   // MPI_Init): used for cost accounting. Seconds.
   virtual double launch_overhead_s() const { return 0.4; }
@@ -137,6 +146,8 @@ std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& reque
 void validate_request(const BenchmarkRequest& request);
 
 void to_json(nlohmann::json& j, const Provenance& p);
+void to_json(nlohmann::json& j, const BenchmarkRequest& r);
+void from_json(const nlohmann::json& j, BenchmarkRequest& r);
 void from_json(const nlohmann::json& j, Provenance& p);
 
 }  // namespace colltune

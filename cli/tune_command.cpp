@@ -1,0 +1,209 @@
+// `colltune tune`: a foreground tuning campaign on one backend, stored in SQLite as it goes.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/report_table.h"
+#include "core/algorithm_table.h"
+#include "optimizer/strategy.h"
+#include "server/backend_factory.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+struct TuneArgs {
+  std::string backend = "local";
+  std::string backend_config;  // JSON file with backend settings
+  std::string collectives = "bcast,allreduce,reduce,gather";
+  int np = 4;
+  int nodes = 1;
+  std::string sizes = "4:1048576";
+  std::string strategy = "random";
+  int budget = 0;
+  int repeats = 1;
+  std::uint64_t seed = 1;
+  int iterations = 100;
+  int warmup = 10;
+  int batch_size = 8;
+  int final_repeats = 3;
+  double run_timeout = 120;
+  std::string osu_dir;
+  std::string db = "colltune.db";
+  std::string rules_out = "colltune-rules.conf";
+  std::string report_out;
+  std::int64_t resume = 0;
+  bool no_verify = false;
+};
+
+CancelFlag* g_cancel = nullptr;
+volatile std::sig_atomic_t g_interrupts = 0;
+
+extern "C" void on_sigint(int) {
+  g_interrupts = g_interrupts + 1;
+  if (g_interrupts > 1) std::_Exit(130);  // measurements are committed as they arrive
+  if (g_cancel) g_cancel->cancel();
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": invalid JSON: " + e.what());
+  }
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("failed writing " + path);
+}
+
+int run_tune(const TuneArgs& args) {
+  nlohmann::json backend_settings = nlohmann::json::object();
+  if (!args.backend_config.empty()) backend_settings = read_json_file(args.backend_config);
+  if (!args.osu_dir.empty()) backend_settings["osu_dir"] = args.osu_dir;
+  auto backend = make_backend(args.backend, backend_settings);
+
+  Store store(args.db);
+  std::int64_t campaign_id = args.resume;
+  if (campaign_id == 0) {
+    nlohmann::json spec_json = {{"backend", args.backend},
+                                {"sizes", args.sizes},
+                                {"strategy", args.strategy},
+                                {"budget", args.budget},
+                                {"repeats", args.repeats},
+                                {"seed", args.seed},
+                                {"iterations", args.iterations},
+                                {"warmup", args.warmup},
+                                {"batch_size", args.batch_size},
+                                {"final_repeats", args.final_repeats},
+                                {"run_timeout_s", args.run_timeout},
+                                {"verify", !args.no_verify}};
+    nlohmann::json contexts = nlohmann::json::array();
+    for (Collective c : parse_collective_list(args.collectives))
+      contexts.push_back({{"collective", std::string(name(c))},
+                          {"comm_size", args.np},
+                          {"nodes", args.nodes}});
+    spec_json["contexts"] = contexts;
+    const CampaignSpec spec = parse_campaign_spec(spec_json);
+    const auto names = strategy_names();
+    if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
+      throw std::invalid_argument("unknown strategy '" + spec.strategy + "'");
+    campaign_id = CampaignEngine::create_campaign(store, spec);
+  } else if (!store.campaign(campaign_id)) {
+    throw std::invalid_argument("no campaign " + std::to_string(campaign_id) + " in " + args.db);
+  }
+
+  const BackendInfo info = backend->describe();
+  AlgorithmTable table = AlgorithmTable::builtin_4_1();
+  if (auto text = backend->ompi_info_parsable(); !text.empty()) {
+    try {
+      table = AlgorithmTable::from_ompi_info(text);
+    } catch (const std::exception& e) {
+      spdlog::warn("ompi_info output not usable ({}); using the built-in 4.1 table", e.what());
+    }
+  }
+  std::fprintf(stderr, "colltune: campaign %lld on %s (%s, Open MPI %s), store %s\n",
+               static_cast<long long>(campaign_id), info.backend.c_str(), info.host.c_str(),
+               info.ompi_version.empty() ? "unknown" : info.ompi_version.c_str(), args.db.c_str());
+
+  ProgressDisplay progress;
+  CampaignEngine engine(store, *backend, table,
+                        [&](const std::string& type, const nlohmann::json& payload) {
+                          progress.on_event(type, payload);
+                        });
+  CancelFlag cancel;
+  g_cancel = &cancel;
+  auto previous = std::signal(SIGINT, on_sigint);
+  auto previous_term = std::signal(SIGTERM, on_sigint);
+  const EngineOutcome outcome = engine.run(campaign_id, cancel);
+  std::signal(SIGINT, previous);
+  std::signal(SIGTERM, previous_term);
+  g_cancel = nullptr;
+  progress.finish_line();
+
+  if (outcome == EngineOutcome::interrupted) {
+    store.set_campaign_state(campaign_id, "paused", "interrupted by signal");
+    std::fprintf(stderr,
+                 "colltune: interrupted; %lld measurements of %lld runs are kept in %s.\n"
+                 "Resume with: colltune tune --db %s --resume %lld\n",
+                 static_cast<long long>(store.count_measurements(campaign_id)),
+                 static_cast<long long>(store.count_runs(campaign_id)), args.db.c_str(),
+                 args.db.c_str(), static_cast<long long>(campaign_id));
+    return 130;
+  }
+  if (outcome == EngineOutcome::failed) {
+    std::fprintf(stderr, "colltune: campaign %lld failed: %s\n",
+                 static_cast<long long>(campaign_id), engine.error().c_str());
+    return 1;
+  }
+
+  store.set_campaign_state(campaign_id, "done");
+  nlohmann::json report = campaign_report(store, campaign_id, table);
+  print_report_table(stdout, report);
+  if (!args.report_out.empty()) write_text_file(args.report_out, report.dump(2) + "\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand("tune", "Run a tuning campaign in the foreground");
+  cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")
+      ->capture_default_str();
+  cmd->add_option("--backend-config", args->backend_config, "JSON file with backend settings");
+  cmd->add_option("--collectives", args->collectives, "Comma-separated collectives")
+      ->capture_default_str();
+  cmd->add_option("--np", args->np, "Ranks (communicator size)")->capture_default_str()
+      ->check(CLI::Range(2, 10000000));
+  cmd->add_option("--nodes", args->nodes, "Nodes (Slurm)")->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
+      ->capture_default_str();
+  cmd->add_option("--strategy", args->strategy, "Search strategy: bo, bo-per-size, random, exhaustive")
+      ->capture_default_str();
+  cmd->add_option("--budget", args->budget, "Evaluations per collective (0 = strategy default)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_option("--repeats", args->repeats, "Runs per suggested configuration")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
+  cmd->add_option("--iterations", args->iterations, "OSU -i")->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", args->warmup, "OSU -x")->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--batch-size", args->batch_size, "Configurations per backend job")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--final-repeats", args->final_repeats,
+                  "Runs of each finalist and of the default in the final check")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--run-timeout", args->run_timeout, "Seconds before a run is killed")
+      ->capture_default_str();
+  cmd->add_option("--osu-dir", args->osu_dir,
+                  "OMB install or build folder (default: the bundled colltune-osu-bench)");
+  cmd->add_option("--db", args->db, "SQLite store (every measurement is kept as it arrives)")
+      ->capture_default_str();
+  cmd->add_option("--rules-out", args->rules_out, "Rules file to write")->capture_default_str();
+  cmd->add_option("--report-out", args->report_out, "Report JSON to write");
+  cmd->add_option("--resume", args->resume, "Resume campaign ID from --db");
+  cmd->add_flag("--no-verify", args->no_verify, "Skip verification of the rules file");
+  cmd->callback([args] {
+    int rc = run_tune(*args);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace colltune

@@ -1,0 +1,594 @@
+#include "optimizer/bayes_strategy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "core/rng.h"
+#include "optimizer/expected_improvement.h"
+#include "optimizer/kronecker_gp.h"
+#include "optimizer/latin_hypercube.h"
+
+namespace colltune {
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+constexpr double kScaleFloor = 0.02;     // log units: sizes where every config is ~equal
+constexpr double kFailurePenalty = 0.6931471805599453;  // failed runs count as 2x the worst
+constexpr int kMinModelRows = 3;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Default first, then the lower algorithm id, unsegmented, lower fan-out.
+bool simpler(const TuningConfig& a, const TuningConfig& b) {
+  if (a.is_default() != b.is_default()) return a.is_default();
+  return a < b;
+}
+
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
+  std::uint64_t x = seed ^ (salt + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2));
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+BayesSettings BayesSettings::from_json(const nlohmann::json& j) {
+  BayesSettings s;
+  if (j.is_null()) return s;
+  if (!j.is_object()) throw std::invalid_argument("bo settings must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "initial_points") s.initial_points = value.get<int>();
+    else if (key == "repeat_default") s.repeat_default = value.get<bool>();
+    else if (key == "ei_noise_fraction") s.ei_noise_fraction = value.get<double>();
+    else if (key == "ei_floor") s.ei_floor = value.get<double>();
+    else if (key == "refit_growth") s.refit_growth = value.get<double>();
+    else if (key == "final_score") s.final_score = value.get<std::string>();
+    else if (key == "tie_z") s.tie_z = value.get<double>();
+    else if (key == "finalist_z") s.finalist_z = value.get<double>();
+    else throw std::invalid_argument("unknown bo setting '" + key + "'");
+  }
+  if (s.final_score != "hybrid" && s.final_score != "median" && s.final_score != "posterior")
+    throw std::invalid_argument("bo final_score must be hybrid, median or posterior");
+  if (s.refit_growth < 1.0) throw std::invalid_argument("bo refit_growth must be >= 1");
+  return s;
+}
+
+nlohmann::json BayesSettings::to_json() const {
+  return {{"initial_points", initial_points}, {"repeat_default", repeat_default},
+          {"ei_noise_fraction", ei_noise_fraction}, {"ei_floor", ei_floor},
+          {"refit_growth", refit_growth}, {"final_score", final_score},
+          {"tie_z", tie_z}, {"finalist_z", finalist_z}};
+}
+
+// ---------------------------------------------------------------------------------------------
+// The observations as a grid
+
+struct BayesStrategy::GridView {
+  std::vector<std::int64_t> sizes;
+  std::vector<TuningConfig> rows;  // configurations with a row in the data
+  std::vector<bool> penalty;       // row stands for a failed configuration
+  std::vector<std::vector<std::vector<double>>> logs;  // rows x sizes x runs (log latency)
+  GridData data;
+  Eigen::VectorXd center, scale;   // per size: z = (log latency - center) / scale
+  int data_rows = 0;               // rows that are not penalties
+
+  int row_of(const TuningConfig& c) const {
+    auto it = std::find(rows.begin(), rows.end(), c);
+    return it == rows.end() ? -1 : static_cast<int>(it - rows.begin());
+  }
+};
+
+std::vector<std::int64_t> BayesStrategy::size_grid() const {
+  std::vector<std::int64_t> sizes = options_.msg_sizes;
+  if (sizes.empty())
+    for (const auto& e : evaluations_) sizes.insert(sizes.end(), e.msg_sizes.begin(), e.msg_sizes.end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+BayesStrategy::GridView BayesStrategy::grid_view() const {
+  GridView v;
+  v.sizes = size_grid();
+  const int m = static_cast<int>(v.sizes.size());
+  std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>> by_config;
+  for (const auto& e : evaluations_) {
+    auto& [failed, cells] = by_config[space_->canonical(e.config)];
+    cells.resize(m);
+    failed = failed || e.failed;
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      auto it = std::lower_bound(v.sizes.begin(), v.sizes.end(), e.msg_sizes[i]);
+      if (it == v.sizes.end() || *it != e.msg_sizes[i]) continue;
+      double lat = e.latency_us[i];
+      if (std::isfinite(lat) && lat > 0) cells[it - v.sizes.begin()].push_back(std::log(lat));
+    }
+  }
+  // Data rows first (configurations with any measurement), then penalty rows.
+  for (int pass = 0; pass < 2; ++pass)
+    for (const auto& [config, entry] : by_config) {
+      bool any = false;
+      for (const auto& cell : entry.second) any = any || !cell.empty();
+      bool is_penalty = !any;  // failed runs with partial data keep their data
+      if ((pass == 0) == is_penalty) continue;
+      v.rows.push_back(config);
+      v.penalty.push_back(is_penalty);
+      v.logs.push_back(entry.second);
+    }
+  v.data_rows = static_cast<int>(std::count(v.penalty.begin(), v.penalty.end(), false));
+  const int n = static_cast<int>(v.rows.size());
+  if (m == 0 || v.data_rows == 0) return v;
+
+  // Per-size standardisation over the data rows' cell means.
+  Eigen::MatrixXd cell_mean = Eigen::MatrixXd::Constant(n, m, std::nan(""));
+  for (int j = 0; j < v.data_rows; ++j)
+    for (int s = 0; s < m; ++s)
+      if (!v.logs[j][s].empty()) {
+        double sum = 0;
+        for (double x : v.logs[j][s]) sum += x;
+        cell_mean(j, s) = sum / v.logs[j][s].size();
+      }
+  v.center.resize(m);
+  v.scale.resize(m);
+  for (int s = 0; s < m; ++s) {
+    double sum = 0, sum2 = 0;
+    int count = 0;
+    for (int j = 0; j < v.data_rows; ++j)
+      if (std::isfinite(cell_mean(j, s))) sum += cell_mean(j, s), ++count;
+    double mean = count ? sum / count : 0.0;
+    for (int j = 0; j < v.data_rows; ++j)
+      if (std::isfinite(cell_mean(j, s))) sum2 += (cell_mean(j, s) - mean) * (cell_mean(j, s) - mean);
+    v.center[s] = mean;
+    v.scale[s] = count >= 2 ? std::max(kScaleFloor, std::sqrt(sum2 / count)) : 1.0;
+  }
+
+  GridData& d = v.data;
+  d.size_coord.resize(m);
+  double lo = std::log2(std::max<double>(1, v.sizes.front()));
+  double hi = std::log2(std::max<double>(1, v.sizes.back()));
+  for (int s = 0; s < m; ++s)
+    d.size_coord[s] = hi > lo ? (std::log2(std::max<double>(1, v.sizes[s])) - lo) / (hi - lo) : 0.0;
+  d.scale = v.scale;
+  d.z.setZero(n, m);
+  d.repeats.setOnes(n);
+  d.within_ss.setZero(n, m);
+  d.within_dof.setZero(n, m);
+  for (int j = 0; j < n; ++j) d.configs.push_back(encoder_.encode(v.rows[j]));
+  for (int j = 0; j < v.data_rows; ++j) {
+    double offset = 0;
+    int observed = 0, min_runs = std::numeric_limits<int>::max();
+    for (int s = 0; s < m; ++s) {
+      if (!std::isfinite(cell_mean(j, s))) continue;
+      double z = (cell_mean(j, s) - v.center[s]) / v.scale[s];
+      d.z(j, s) = z;
+      offset += z;
+      ++observed;
+      min_runs = std::min<int>(min_runs, static_cast<int>(v.logs[j][s].size()));
+      double ss = 0;
+      for (double x : v.logs[j][s]) ss += (x - cell_mean(j, s)) * (x - cell_mean(j, s));
+      d.within_ss(j, s) = ss / (v.scale[s] * v.scale[s]);
+      d.within_dof(j, s) = static_cast<double>(v.logs[j][s].size()) - 1.0;
+    }
+    // A truncated run: missing sizes take the row's average standardised level.
+    for (int s = 0; s < m; ++s)
+      if (!std::isfinite(cell_mean(j, s))) d.z(j, s) = offset / observed;
+    d.repeats[j] = min_runs;
+  }
+  for (int j = v.data_rows; j < n; ++j)
+    for (int s = 0; s < m; ++s)
+      d.z(j, s) = d.z.topRows(v.data_rows).col(s).maxCoeff() + kFailurePenalty / v.scale[s];
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& options)
+    : space_(&space),
+      options_(options),
+      settings_(BayesSettings::from_json(options.settings)),
+      encoder_(space) {
+  if (options_.stop_rule.empty()) options_.stop_rule = "ei";
+  if (options_.stop_rule != "ei" && options_.stop_rule != "thesis" && options_.stop_rule != "budget")
+    throw std::invalid_argument("unknown stop rule '" + options_.stop_rule + "'");
+  max_evaluations_ = options_.budget > 0 ? options_.budget : 150;
+  int n = settings_.initial_points > 0 ? settings_.initial_points
+                                       : default_initial_design_size(space);
+  Rng rng(mix_seed(options_.seed, 0));
+  design_ = latin_hypercube_design(space, n, rng);
+  if (settings_.repeat_default && space.contains(TuningConfig{}) && !design_.empty() &&
+      design_.front().is_default())
+    design_.insert(design_.begin() + 1, TuningConfig{});
+}
+
+void BayesStrategy::observe(const Evaluation& evaluation) {
+  Evaluation e = evaluation;
+  e.config = space_->canonical(e.config);
+  auto it = pending_.find(e.config);
+  if (it != pending_.end()) pending_.erase(it);
+  evaluations_.push_back(e);
+  observations_.add(e);
+}
+
+bool BayesStrategy::budget_exhausted() const {
+  if (static_cast<int>(evaluations_.size()) >= max_evaluations_) return true;
+  if (options_.budget_seconds > 0) {
+    double seconds = 0;
+    for (const auto& e : evaluations_) seconds += options_.cost.run_seconds(e.msg_sizes, e.latency_us);
+    if (seconds >= options_.budget_seconds) return true;
+  }
+  return false;
+}
+
+bool BayesStrategy::thesis_rule_met() const {
+  // Geometric mean over sizes of the best latency so far, after each evaluation.
+  const auto sizes = size_grid();
+  std::vector<double> best(sizes.size(), std::numeric_limits<double>::infinity());
+  std::vector<double> history;
+  for (const auto& e : evaluations_) {
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      auto it = std::lower_bound(sizes.begin(), sizes.end(), e.msg_sizes[i]);
+      if (it == sizes.end() || *it != e.msg_sizes[i]) continue;
+      double lat = e.latency_us[i];
+      if (std::isfinite(lat) && lat > 0) {
+        auto& b = best[it - sizes.begin()];
+        b = std::min(b, std::log(lat));
+      }
+    }
+    double sum = 0;
+    int count = 0;
+    for (double b : best)
+      if (std::isfinite(b)) sum += b, ++count;
+    history.push_back(count ? sum / count : std::numeric_limits<double>::infinity());
+  }
+  const std::size_t t = history.size();
+  if (t >= 150) return true;
+  const std::size_t window = 15;
+  if (t < design_.size() + window) return false;
+  return history[t - 1 - window] - history[t - 1] < -std::log(0.99);
+}
+
+bool BayesStrategy::done() const {
+  if (stopped_ || budget_exhausted()) return true;
+  if (options_.stop_rule == "thesis" && thesis_rule_met()) return true;
+  return false;
+}
+
+std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
+  ++suggest_calls_;
+  std::vector<TuningConfig> out;
+  if (max_count <= 0 || done()) {
+    if (!stopped_ && done()) {
+      stopped_ = true;
+      stop_reason_ = budget_exhausted() ? "budget" : "thesis rule";
+    }
+    return out;
+  }
+  Rng rng(mix_seed(options_.seed, suggest_calls_));
+  const int room = max_evaluations_ - static_cast<int>(evaluations_.size() + pending_.size());
+  const int want = std::min(max_count, room);
+  if (want <= 0) return out;
+
+  while (design_next_ < design_.size() && static_cast<int>(out.size()) < want)
+    out.push_back(design_[design_next_++]);
+  auto finish = [&]() {
+    for (const auto& c : out) pending_.insert(c);
+    return out;
+  };
+  if (static_cast<int>(out.size()) == want) return finish();
+
+  // Candidates: never evaluated, not pending, not already in this batch.
+  std::set<TuningConfig> taken(pending_.begin(), pending_.end());
+  taken.insert(out.begin(), out.end());
+  for (const auto& e : evaluations_) taken.insert(space_->canonical(e.config));
+  std::vector<TuningConfig> candidates;
+  for (const auto& p : space_->points())
+    if (!taken.count(p)) candidates.push_back(p);
+  if (candidates.empty()) {
+    if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
+    return finish();
+  }
+
+  GridView view = grid_view();
+  if (view.data_rows < kMinModelRows || view.sizes.empty()) {
+    rng.shuffle(candidates);
+    for (const auto& c : candidates) {
+      if (static_cast<int>(out.size()) >= want) break;
+      out.push_back(c);
+    }
+    return finish();
+  }
+
+  // Hyper-parameters: multi-start when the data doubled, warm refit when it grew.
+  const int n = static_cast<int>(view.rows.size());
+  if (!theta_ || n >= 2 * full_fit_rows_) {
+    std::vector<Eigen::VectorXd> starts;
+    if (theta_) starts.push_back(*theta_);
+    starts.push_back(KroneckerGp::default_theta());
+    const Eigen::VectorXd lb = KroneckerGp::lower_bounds(), ub = KroneckerGp::upper_bounds();
+    for (int k = 0; k < 2; ++k) {
+      Eigen::VectorXd t = KroneckerGp::default_theta();
+      for (int i = 0; i < t.size(); ++i)
+        t[i] = std::clamp(t[i] + (rng.uniform() * 2 - 1) * 1.5, lb[i], ub[i]);
+      starts.push_back(t);
+    }
+    theta_ = fit_grid_gp(view.data, starts, 60);
+    full_fit_rows_ = fitted_rows_ = n;
+  } else if (n >= fitted_rows_ * settings_.refit_growth && n > fitted_rows_) {
+    theta_ = fit_grid_gp(view.data, {*theta_}, 30);
+    fitted_rows_ = n;
+  }
+
+  std::vector<EncodedConfig> cand_enc;
+  for (const auto& c : candidates) cand_enc.push_back(encoder_.encode(c));
+  const int m = static_cast<int>(view.sizes.size());
+  const int nc = static_cast<int>(candidates.size());
+
+  // Fantasise the runs not observed yet (pending, and design points in this batch) at their
+  // posterior mean: Kriging believer.
+  GridData data = view.data;
+  auto add_fantasies = [&](const KroneckerGp& gp, const std::vector<TuningConfig>& configs) {
+    if (configs.empty()) return;
+    std::vector<EncodedConfig> enc;
+    for (const auto& c : configs) enc.push_back(encoder_.encode(c));
+    Eigen::MatrixXd mu;
+    gp.predict(enc, &mu, nullptr);
+    const int old = static_cast<int>(data.configs.size()), add = static_cast<int>(enc.size());
+    data.configs.insert(data.configs.end(), enc.begin(), enc.end());
+    data.z.conservativeResize(old + add, Eigen::NoChange);
+    data.z.bottomRows(add) = mu;
+    data.repeats.conservativeResize(old + add);
+    data.repeats.tail(add).setOnes();
+    data.within_ss.conservativeResize(old + add, Eigen::NoChange);
+    data.within_ss.bottomRows(add).setZero();
+    data.within_dof.conservativeResize(old + add, Eigen::NoChange);
+    data.within_dof.bottomRows(add).setZero();
+  };
+  KroneckerGp observed_gp(data, *theta_);
+  {
+    std::vector<TuningConfig> unobserved(pending_.begin(), pending_.end());
+    unobserved.insert(unobserved.end(), out.begin(), out.end());
+    unobserved.erase(std::remove_if(unobserved.begin(), unobserved.end(),
+                                    [&](const TuningConfig& c) { return view.row_of(c) >= 0; }),
+                     unobserved.end());
+    add_fantasies(observed_gp, unobserved);
+  }
+
+  // Noise-aware incumbent per size: lowest posterior mean among evaluated configurations.
+  Eigen::MatrixXd row_mean;
+  observed_gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
+                                                 view.data.configs.begin() + view.data_rows),
+                      &row_mean, nullptr);
+  Eigen::VectorXd incumbent(m);
+  for (int s = 0; s < m; ++s)
+    incumbent[s] = view.center[s] + view.scale[s] * row_mean.col(s).minCoeff();
+  const Eigen::VectorXd noise_sd = observed_gp.noise_log_variance().cwiseSqrt();
+
+  Eigen::MatrixXd mean_std, var_std;
+  auto gp = std::make_unique<KroneckerGp>(data, *theta_);
+  gp->predict(cand_enc, &mean_std, &var_std);
+  Eigen::MatrixXd log_ei(nc, m);
+  auto fill_log_ei = [&]() {
+    for (int i = 0; i < nc; ++i)
+      for (int s = 0; s < m; ++s) {
+        double mu = view.center[s] + view.scale[s] * mean_std(i, s);
+        double sd = view.scale[s] * std::sqrt(var_std(i, s));
+        log_ei(i, s) = log_expected_improvement(mu, sd, incumbent[s]);
+      }
+  };
+  fill_log_ei();
+
+  std::vector<int> open;
+  for (int s = 0; s < m; ++s) {
+    double threshold = std::max(settings_.ei_floor, settings_.ei_noise_fraction * noise_sd[s]);
+    if (log_ei.col(s).maxCoeff() >= std::log(threshold)) open.push_back(s);
+  }
+  if (open.empty()) {
+    if (options_.stop_rule == "ei") {
+      if (out.empty() && pending_.empty()) {
+        stopped_ = true;
+        stop_reason_ = "expected improvement below noise at every size";
+      }
+      return finish();
+    }
+    for (int s = 0; s < m; ++s) open.push_back(s);
+  }
+
+  std::vector<bool> chosen(nc, false);
+  while (static_cast<int>(out.size()) < want) {
+    int best = -1;
+    double best_value = kNegInf;
+    for (int i = 0; i < nc; ++i) {
+      if (chosen[i]) continue;
+      double acq = kNegInf;
+      for (int s : open) acq = log_add_exp(acq, log_ei(i, s));
+      if (best < 0 || acq > best_value) best = i, best_value = acq;
+    }
+    if (best < 0) break;
+    chosen[best] = true;
+    out.push_back(candidates[best]);
+    if (static_cast<int>(out.size()) >= want) break;
+    add_fantasies(*gp, {candidates[best]});
+    gp = std::make_unique<KroneckerGp>(data, *theta_);
+    gp->predict(cand_enc, nullptr, &var_std);  // believer: means do not move
+    fill_log_ei();
+  }
+  return finish();
+}
+
+std::vector<TuningConfig> BayesStrategy::finalists(int per_size) const {
+  std::set<TuningConfig> picked;
+  if (per_size <= 0) return {};
+  GridView view = grid_view();
+  if (view.data_rows == 0) return {};
+  const int m = static_cast<int>(view.sizes.size());
+  const int rows = view.data_rows;
+  Eigen::MatrixXd mean, var;
+  bool have_model = theta_ && rows >= kMinModelRows;
+  if (have_model) {
+    KroneckerGp gp(view.data, *theta_);
+    gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
+                                          view.data.configs.begin() + rows),
+               &mean, &var);
+  } else {
+    mean.setConstant(rows, m, std::numeric_limits<double>::infinity());
+    var.setZero(rows, m);
+    for (int j = 0; j < rows; ++j)
+      for (int s = 0; s < m; ++s)
+        if (!view.logs[j][s].empty()) mean(j, s) = median_of(view.logs[j][s]);
+  }
+  for (int s = 0; s < m; ++s) {
+    std::vector<int> order(rows);
+    for (int j = 0; j < rows; ++j) order[j] = j;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return mean(a, s) < mean(b, s); });
+    const int top = order.front();
+    auto contender = [&](int j) {
+      double band = settings_.finalist_z * std::sqrt(var(j, s) + var(top, s)) * view.scale[s];
+      return (mean(j, s) - mean(top, s)) * (have_model ? view.scale[s] : 1.0) <= band + 1e-12;
+    };
+    for (int k = 0; k < per_size && k < rows; ++k)
+      if (k == 0 || contender(order[k])) picked.insert(view.rows[order[k]]);
+    int def = view.row_of(TuningConfig{});
+    if (def >= 0 && def < rows && contender(def)) picked.insert(TuningConfig{});
+  }
+  return {picked.begin(), picked.end()};
+}
+
+std::vector<Choice> BayesStrategy::recommend() const {
+  std::vector<Choice> out;
+  GridView view = grid_view();
+  if (view.data_rows == 0) return out;
+  const int m = static_cast<int>(view.sizes.size());
+  const int rows = view.data_rows;
+  bool have_model = theta_ && rows >= kMinModelRows;
+  Eigen::MatrixXd mean, var;
+  Eigen::VectorXd noise_sd = Eigen::VectorXd::Constant(m, 0.1);
+  if (have_model) {
+    KroneckerGp gp(view.data, *theta_);
+    gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
+                                          view.data.configs.begin() + rows),
+               &mean, &var);
+    noise_sd = gp.noise_log_variance().cwiseSqrt();
+  }
+  for (int s = 0; s < m; ++s) {
+    std::vector<int> measured;
+    for (int j = 0; j < rows; ++j)
+      if (!view.logs[j][s].empty()) measured.push_back(j);
+    if (measured.empty()) continue;
+    auto mu = [&](int j) { return view.center[s] + view.scale[s] * mean(j, s); };
+    auto sd2 = [&](int j) { return view.scale[s] * view.scale[s] * var(j, s); };
+    auto med = [&](int j) { return median_of(view.logs[j][s]); };
+    auto runs = [&](int j) { return static_cast<double>(view.logs[j][s].size()); };
+
+    const std::string mode = have_model ? settings_.final_score : "median";
+    int pick = -1;
+    if (mode == "posterior") {
+      int best = measured.front();
+      for (int j : measured)
+        if (mu(j) < mu(best)) best = j;
+      pick = best;
+      for (int j : measured)
+        if (mu(j) - mu(best) <= settings_.tie_z * std::sqrt(sd2(j) + sd2(best)) &&
+            simpler(view.rows[j], view.rows[pick]))
+          pick = j;
+    } else {
+      std::vector<int> contenders = measured;
+      if (mode == "hybrid") {
+        int best = measured.front();
+        for (int j : measured)
+          if (mu(j) < mu(best)) best = j;
+        contenders.clear();
+        for (int j : measured)
+          if (mu(j) - mu(best) <= settings_.finalist_z * std::sqrt(sd2(j) + sd2(best)) + 1e-12)
+            contenders.push_back(j);
+      }
+      int best = contenders.front();
+      for (int j : contenders)
+        if (med(j) < med(best)) best = j;
+      pick = best;
+      for (int j : contenders) {
+        double tolerance = settings_.tie_z * noise_sd[s] * std::sqrt(1.0 / runs(j) + 1.0 / runs(best));
+        if (med(j) - med(best) <= tolerance && simpler(view.rows[j], view.rows[pick])) pick = j;
+      }
+    }
+    Choice c;
+    c.msg_size = view.sizes[s];
+    c.config = view.rows[pick];
+    c.latency_us = std::exp(med(pick));
+    c.default_us = observations_.median(TuningConfig{}, view.sizes[s]);
+    out.push_back(c);
+  }
+  return out;
+}
+
+nlohmann::json BayesStrategy::state() const {
+  nlohmann::json evals = nlohmann::json::array();
+  for (const auto& e : evaluations_)
+    evals.push_back({{"config", e.config}, {"msg_sizes", e.msg_sizes},
+                     {"latency_us", e.latency_us}, {"failed", e.failed}});
+  nlohmann::json pending = nlohmann::json::array();
+  for (const auto& c : pending_) pending.push_back(c);
+  nlohmann::json design = nlohmann::json::array();
+  for (const auto& c : design_) design.push_back(c);
+  nlohmann::json theta = nullptr;
+  if (theta_) theta = std::vector<double>(theta_->data(), theta_->data() + theta_->size());
+  return {{"strategy", name()},          {"version", 1},
+          {"seed", options_.seed},       {"settings", settings_.to_json()},
+          {"stop_rule", options_.stop_rule},
+          {"design", design},            {"design_next", design_next_},
+          {"evaluations", evals},        {"pending", pending},
+          {"theta", theta},              {"fitted_rows", fitted_rows_},
+          {"full_fit_rows", full_fit_rows_},
+          {"suggest_calls", suggest_calls_},
+          {"stopped", stopped_},         {"stop_reason", stop_reason_}};
+}
+
+void BayesStrategy::restore(const nlohmann::json& state) {
+  if (state.at("strategy").get<std::string>() != name())
+    throw std::invalid_argument("state is for strategy " + state.at("strategy").get<std::string>());
+  if (state.at("seed").get<std::uint64_t>() != options_.seed)
+    throw std::invalid_argument("state was made with another seed");
+  design_.clear();
+  for (const auto& c : state.at("design")) design_.push_back(c.get<TuningConfig>());
+  design_next_ = state.at("design_next").get<std::size_t>();
+  evaluations_.clear();
+  observations_ = Observations();
+  for (const auto& j : state.at("evaluations")) {
+    Evaluation e;
+    e.config = j.at("config").get<TuningConfig>();
+    e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
+    for (const auto& x : j.at("latency_us"))
+      e.latency_us.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+    e.failed = j.at("failed").get<bool>();
+    evaluations_.push_back(e);
+    observations_.add(e);
+  }
+  pending_.clear();
+  for (const auto& c : state.at("pending")) pending_.insert(c.get<TuningConfig>());
+  theta_.reset();
+  if (!state.at("theta").is_null()) {
+    auto t = state.at("theta").get<std::vector<double>>();
+    theta_ = Eigen::Map<Eigen::VectorXd>(t.data(), static_cast<Eigen::Index>(t.size()));
+  }
+  fitted_rows_ = state.at("fitted_rows").get<int>();
+  full_fit_rows_ = state.at("full_fit_rows").get<int>();
+  suggest_calls_ = state.at("suggest_calls").get<std::uint64_t>();
+  stopped_ = state.at("stopped").get<bool>();
+  stop_reason_ = state.at("stop_reason").get<std::string>();
+  options_.stop_rule = state.at("stop_rule").get<std::string>();
+  settings_ = BayesSettings::from_json(state.at("settings"));
+}
+
+}  // namespace colltune

@@ -1,0 +1,98 @@
+// "bo": Bayesian optimisation over the conditional coll_tuned space, joint over message sizes.
+//
+//  - Initial design: mixed-space Latin Hypercube (latin_hypercube.h), default decision first;
+//    by default the default is run twice so the noise model has a replicate from the start.
+//  - Surrogate: KroneckerGp on per-size standardised log latency (categorical algorithm x
+//    Matern 5/2 on log2 segment size and fan-out, x Matern 5/2 on log2 message size, learned
+//    per-size noise). One run fills a whole row, so every job informs every size.
+//    Hyper-parameters: MAP by multi-start L-BFGS-B when the number of evaluated
+//    configurations doubled, a warm-started refit when it grew by `refit_growth`, none between.
+//  - Acquisition: per size, log-EI of the latent log latency against a noise-aware incumbent
+//    (the lowest posterior mean among evaluated configurations), summed over the sizes still
+//    open. A size closes when its best EI falls below max(ei_floor, ei_noise_fraction x noise
+//    sd). Batches by Kriging believer (fantasised rows at the posterior mean). Evaluated and
+//    pending configurations are never suggested again (the default's replicate aside).
+//  - Stop ("ei", the default): every size closed; or budgets (evaluations, benchmark seconds);
+//    "thesis": <= 150 evaluations and < 1 % improvement of the geometric-mean best over 15.
+//  - Final choice per size: contenders by posterior mean, picked by the median of their runs,
+//    a gap within noise is a tie won by the default, then the simpler configuration.
+//
+// Settings (StrategyOptions::settings, all optional): initial_points (int, 0 = auto),
+// repeat_default (bool), ei_noise_fraction, ei_floor, refit_growth, final_score ("hybrid",
+// "median", "posterior"), tie_z, finalist_z (doubles / string).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "optimizer/config_encoding.h"
+#include "optimizer/observations.h"
+#include "optimizer/strategy.h"
+
+namespace colltune {
+
+struct BayesSettings {
+  int initial_points = 0;
+  bool repeat_default = true;
+  double ei_noise_fraction = 0.1;
+  double ei_floor = 0.002;
+  double refit_growth = 1.25;
+  std::string final_score = "hybrid";
+  double tie_z = 1.0;
+  double finalist_z = 1.0;
+
+  static BayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
+  nlohmann::json to_json() const;
+};
+
+class BayesStrategy : public Strategy {
+ public:
+  BayesStrategy(const SearchSpace& space, const StrategyOptions& options);
+
+  std::string name() const override { return "bo"; }
+  std::vector<TuningConfig> suggest(int max_count) override;
+  void observe(const Evaluation& evaluation) override;
+  bool done() const override;
+  std::vector<TuningConfig> finalists(int per_size) const override;
+  std::vector<Choice> recommend() const override;
+  nlohmann::json state() const override;
+  void restore(const nlohmann::json& state) override;
+
+  // Introspection for benchmarks and dashboards.
+  std::string stop_reason() const { return stop_reason_; }
+  std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
+  int evaluation_budget() const { return max_evaluations_; }
+
+  // Everything observed, arranged on the configuration x size grid (see the .cpp).
+  struct GridView;
+
+ private:
+  GridView grid_view() const;
+  std::vector<std::int64_t> size_grid() const;
+  bool budget_exhausted() const;
+  bool thesis_rule_met() const;
+
+  const SearchSpace* space_;
+  StrategyOptions options_;
+  BayesSettings settings_;
+  ConfigEncoder encoder_;
+  int max_evaluations_ = 150;
+
+  std::vector<TuningConfig> design_;
+  std::size_t design_next_ = 0;
+  std::vector<Evaluation> evaluations_;  // in arrival order
+  std::multiset<TuningConfig> pending_;
+  std::optional<Eigen::VectorXd> theta_;
+  int fitted_rows_ = 0;       // rows at the last (any) fit
+  int full_fit_rows_ = 0;     // rows at the last multi-start fit
+  std::uint64_t suggest_calls_ = 0;
+  bool stopped_ = false;
+  std::string stop_reason_;
+  Observations observations_;
+};
+
+}  // namespace colltune

@@ -1,0 +1,155 @@
+#include "optimizer/latin_hypercube.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "optimizer/config_encoding.h"
+
+namespace colltune {
+namespace {
+
+// `slots` level indices in [0, levels): one uniform draw per stratum of width levels/slots,
+// then shuffled. Distinct when slots <= levels; balanced repeats otherwise.
+std::vector<int> stratified_levels(int slots, int levels, Rng& rng) {
+  std::vector<int> out;
+  for (int i = 0; i < slots; ++i) {
+    double u = rng.uniform();
+    int level = static_cast<int>(std::floor((i + u) * levels / slots));
+    out.push_back(std::clamp(level, 0, levels - 1));
+  }
+  rng.shuffle(out);
+  return out;
+}
+
+// Points per algorithm: balanced, capped by how many configurations each algorithm has.
+std::map<int, int> algorithm_counts(const std::map<int, std::vector<int>>& by_algorithm, int n,
+                                    Rng& rng) {
+  std::map<int, int> counts;
+  for (const auto& [alg, members] : by_algorithm) counts[alg] = 0;
+  for (int placed = 0; placed < n; ++placed) {
+    int lowest = std::numeric_limits<int>::max();
+    for (const auto& [alg, members] : by_algorithm)
+      if (counts[alg] < static_cast<int>(members.size())) lowest = std::min(lowest, counts[alg]);
+    if (lowest == std::numeric_limits<int>::max()) break;
+    std::vector<int> eligible;
+    for (const auto& [alg, members] : by_algorithm)
+      if (counts[alg] == lowest && counts[alg] < static_cast<int>(members.size()))
+        eligible.push_back(alg);
+    ++counts[eligible[rng.below(eligible.size())]];
+  }
+  return counts;
+}
+
+}  // namespace
+
+int default_initial_design_size(const SearchSpace& space) {
+  std::set<int> algorithms;
+  bool has_seg = false, has_fan = false;
+  for (const auto& p : space.points()) {
+    algorithms.insert(p.algorithm);
+    has_seg |= p.segsize > 0;
+    has_fan |= p.fanout > 1;
+  }
+  int n = static_cast<int>(algorithms.size()) + (has_seg ? 1 : 0) + (has_fan ? 1 : 0);
+  return std::min<int>(n, static_cast<int>(space.size()));
+}
+
+double min_pairwise_distance2(const SearchSpace& space, const std::vector<TuningConfig>& design) {
+  ConfigEncoder encoder(space);
+  std::vector<EncodedConfig> e;
+  for (const auto& c : design) e.push_back(encoder.encode(c));
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < e.size(); ++i)
+    for (std::size_t j = i + 1; j < e.size(); ++j)
+      best = std::min(best, ConfigEncoder::design_distance2(e[i], e[j]));
+  return best;
+}
+
+std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n, Rng& rng,
+                                                 const LatinHypercubeOptions& options) {
+  const auto& points = space.points();
+  n = std::clamp(n, 0, static_cast<int>(points.size()));
+  if (n == 0) return {};
+  ConfigEncoder encoder(space);
+  std::vector<EncodedConfig> encoded;
+  for (const auto& p : points) encoded.push_back(encoder.encode(p));
+
+  const bool pin_default = options.include_default && space.contains(TuningConfig{});
+  std::map<int, std::vector<int>> by_algorithm;  // algorithm -> point indices (default apart)
+  for (int i = 0; i < static_cast<int>(points.size()); ++i)
+    if (!(pin_default && points[i].is_default())) by_algorithm[points[i].algorithm].push_back(i);
+
+  // Level lists of the numeric axes, by encoded coordinate.
+  std::set<double> seg_set, fan_set;
+  for (int i = 0; i < static_cast<int>(points.size()); ++i) {
+    const AlgorithmInfo* info = space.algorithm_info(points[i].algorithm);
+    if (info && info->uses_segsize) seg_set.insert(encoded[i].seg);
+    if (info && info->uses_fanout) fan_set.insert(encoded[i].fan);
+  }
+  const std::vector<double> seg_levels(seg_set.begin(), seg_set.end());
+  const std::vector<double> fan_levels(fan_set.begin(), fan_set.end());
+
+  std::vector<int> best_design;
+  double best_score = -1;
+  const int rounds = std::max(1, options.candidates);
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<int> design;
+    if (pin_default) design.push_back(space.index_of(TuningConfig{}));
+    auto counts = algorithm_counts(by_algorithm, n - static_cast<int>(design.size()), rng);
+
+    // Slots (one per design point to place) and their numeric targets.
+    std::vector<int> slot_alg;
+    for (const auto& [alg, count] : counts)
+      for (int k = 0; k < count; ++k) slot_alg.push_back(alg);
+    std::vector<int> seg_slots, fan_slots;
+    for (int s = 0; s < static_cast<int>(slot_alg.size()); ++s) {
+      const AlgorithmInfo* info = space.algorithm_info(slot_alg[s]);
+      if (info && info->uses_segsize) seg_slots.push_back(s);
+      if (info && info->uses_fanout) fan_slots.push_back(s);
+    }
+    std::vector<double> seg_target(slot_alg.size(), 0.0), fan_target(slot_alg.size(), 0.0);
+    if (!seg_levels.empty()) {
+      auto lv = stratified_levels(static_cast<int>(seg_slots.size()),
+                                  static_cast<int>(seg_levels.size()), rng);
+      for (std::size_t k = 0; k < seg_slots.size(); ++k) seg_target[seg_slots[k]] = seg_levels[lv[k]];
+    }
+    if (!fan_levels.empty()) {
+      auto lv = stratified_levels(static_cast<int>(fan_slots.size()),
+                                  static_cast<int>(fan_levels.size()), rng);
+      for (std::size_t k = 0; k < fan_slots.size(); ++k) fan_target[fan_slots[k]] = fan_levels[lv[k]];
+    }
+
+    // Each slot takes the unused configuration of its algorithm nearest to its targets.
+    std::set<int> used(design.begin(), design.end());
+    for (std::size_t s = 0; s < slot_alg.size(); ++s) {
+      int pick = -1;
+      double pick_d = std::numeric_limits<double>::infinity();
+      for (int i : by_algorithm.at(slot_alg[s])) {
+        if (used.count(i)) continue;
+        double ds = encoded[i].seg - seg_target[s], df = encoded[i].fan - fan_target[s];
+        double d = ds * ds + df * df;
+        if (d < pick_d) pick_d = d, pick = i;
+      }
+      if (pick >= 0) {
+        used.insert(pick);
+        design.push_back(pick);
+      }
+    }
+
+    double score = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < design.size(); ++i)
+      for (std::size_t j = i + 1; j < design.size(); ++j)
+        score = std::min(score,
+                         ConfigEncoder::design_distance2(encoded[design[i]], encoded[design[j]]));
+    if (score > best_score) best_score = score, best_design = design;
+  }
+
+  std::vector<TuningConfig> out;
+  for (int i : best_design) out.push_back(points[i]);
+  return out;
+}
+
+}  // namespace colltune

@@ -1,0 +1,207 @@
+#include "runner/local_backend.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+
+#include "core/ompi_version.h"
+#include "osu/osu_command.h"
+#include "runner/mca.h"
+#include "runner/mpirun_command.h"
+#include "runner/process.h"
+
+#ifndef COLLTUNE_BUNDLED_OSU_DIR
+#define COLLTUNE_BUNDLED_OSU_DIR ""
+#endif
+
+namespace colltune {
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// Folder of the running executable, to find the bundled benchmark next to an installed binary.
+std::filesystem::path executable_dir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : exe.parent_path();
+}
+
+}  // namespace
+
+std::filesystem::path LocalBackend::bundled_osu_dir() {
+  // An installed or relocated binary finds osu-bench/ beside itself (or one level up, as in a
+  // build tree: build/cli/colltune and build/osu-bench/); else the build-time location.
+  const auto exe = executable_dir();
+  for (const auto& candidate : {exe / "osu-bench", exe.parent_path() / "osu-bench",
+                                exe.parent_path() / "libexec" / "colltune" / "osu-bench"}) {
+    std::error_code ec;
+    if (std::filesystem::exists(candidate / "osu_bcast", ec)) return candidate;
+  }
+  return COLLTUNE_BUNDLED_OSU_DIR;
+}
+
+LocalBackend::LocalBackend(LocalBackendOptions options)
+    : options_(std::move(options)), host_(hostname()) {
+  if (options_.osu_dir.empty()) options_.osu_dir = bundled_osu_dir();
+  if (options_.cores <= 0) options_.cores = available_cores();
+}
+
+std::string LocalBackend::ompi_version() {
+  if (!ompi_version_) {
+    auto result = run_process({options_.ompi_info, "--version"}, {.timeout_s = 30});
+    auto v = parse_ompi_version(result.stdout_text);
+    ompi_version_ = v ? v->to_string() : std::string();
+  }
+  return *ompi_version_;
+}
+
+std::string LocalBackend::ompi_info_parsable() {
+  auto result = run_process({options_.ompi_info, "--param", "coll", "tuned", "--level", "9",
+                             "--parsable"},
+                            {.timeout_s = 60});
+  return result.succeeded() ? result.stdout_text : std::string();
+}
+
+BackendInfo LocalBackend::describe() {
+  BackendInfo info;
+  info.backend = name();
+  info.host = host_;
+  info.ompi_version = ompi_version();
+  info.cores = options_.cores;
+  info.benchmark = options_.osu_dir.string();
+  info.extra = {{"osu_dir", options_.osu_dir.string()}, {"mpirun", options_.mpirun}};
+  return info;
+}
+
+void classify_osu_run(const ProcessResult& process, RunResult& result) {
+  auto parsed = parse_osu_output(process.stdout_text, process.stderr_text);
+  result.rows = parsed.output.rows;
+  result.provenance.benchmark =
+      parsed.output.benchmark.empty()
+          ? std::string()
+          : parsed.output.benchmark + (parsed.output.version.empty() ? "" : " v" + parsed.output.version);
+  result.provenance.exit_status = process.status_code();
+  result.provenance.stderr_excerpt = tail_lines(process.stderr_text);
+  if (!process.spawn_error.empty()) {
+    result.outcome = RunOutcome::failed;
+    result.error = process.spawn_error;
+  } else if (process.stopped) {
+    result.outcome = RunOutcome::cancelled;
+    result.error = "cancelled while running";
+  } else if (process.timed_out) {
+    result.outcome = RunOutcome::timeout;
+    result.error = "killed after " + std::to_string(static_cast<int>(process.elapsed_s)) +
+                   " s (run timeout)";
+  } else if (process.status_code() != 0) {
+    result.outcome = RunOutcome::failed;
+    result.error = "exit status " + std::to_string(process.status_code());
+    if (parsed.error) result.error += ": " + parsed.error->message;
+    else if (!result.provenance.stderr_excerpt.empty())
+      result.error += ": " + tail_lines(process.stderr_text, 3, 400);
+  } else if (parsed.error) {
+    const auto kind = parsed.error->kind;
+    result.outcome = (kind == OsuErrorKind::mpi_error || kind == OsuErrorKind::benchmark_error ||
+                      kind == OsuErrorKind::validation_failed)
+                         ? RunOutcome::failed
+                         : RunOutcome::parse_error;
+    result.error = std::string(to_string(kind)) + " at line " +
+                   std::to_string(parsed.error->line) + ": " + parsed.error->message;
+  } else if (result.rows.empty()) {
+    result.outcome = RunOutcome::parse_error;
+    result.error = "benchmark printed no measurement";
+  } else {
+    result.outcome = RunOutcome::ok;
+  }
+}
+
+void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
+  validate_request(request);
+  if (request.nodes != 1)
+    throw std::invalid_argument("the local backend runs on one node (got nodes = " +
+                                std::to_string(request.nodes) + ")");
+  auto binary = find_osu_binary(options_.osu_dir, request.collective);
+  const std::string version = ompi_version();
+
+  OsuOptions osu;
+  osu.collective = request.collective;
+  osu.min_size = request.min_size;
+  osu.max_size = request.max_size;
+  osu.iterations = request.iterations;
+  osu.warmup = request.warmup;
+  osu.full = true;
+  std::vector<std::string> osu_argv;
+  if (binary) {
+    osu_argv.push_back(binary->string());
+    for (auto& a : osu_arguments(osu, detect_omb_major_version(*binary))) osu_argv.push_back(a);
+  }
+
+  MpirunSettings settings;
+  settings.mpirun = options_.mpirun;
+  settings.np = request.comm_size;
+  settings.oversubscribe = request.comm_size > options_.cores;
+  settings.yield_when_idle = settings.oversubscribe;
+  settings.allow_run_as_root = ::geteuid() == 0;
+  settings.extra_args = options_.mpirun_extra_args;
+
+  const auto unset = interfering_environment();
+  for (const auto& [index, repeat] : run_order(request)) {
+    RunResult result;
+    result.tag = request.tag;
+    result.config_index = index;
+    result.config = request.configs[index];
+    result.repeat = repeat;
+    result.provenance.backend = name();
+    result.provenance.host = host_;
+    result.provenance.ompi_version = version;
+
+    if (!binary) {
+      result.outcome = RunOutcome::failed;
+      result.error = "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+                     options_.osu_dir.string();
+      sink.on_result(result);
+      continue;
+    }
+    if (cancel.cancelled()) {
+      result.outcome = RunOutcome::cancelled;
+      result.error = "cancelled before it started";
+      sink.on_result(result);
+      continue;
+    }
+
+    auto mca = mca_for_config(request.collective, result.config);
+    for (const auto& [k, v] : request.extra_mca) mca[k] = v;
+    auto launch = mpirun_launch(settings, mca, request.extra_env, osu_argv);
+    result.provenance.argv = launch.argv;
+    result.provenance.mca = launch.mca;
+    result.provenance.env = launch.env;
+
+    ProcessOptions process_options;
+    process_options.env = launch.env;
+    process_options.unset_env = unset;
+    process_options.timeout_s = request.run_timeout_s;
+    process_options.should_stop = [&cancel] { return cancel.cancelled(); };
+
+    result.provenance.start_time = now_seconds();
+    auto process = run_process(launch.argv, process_options);
+    result.provenance.end_time = now_seconds();
+    classify_osu_run(process, result);
+    if (result.outcome != RunOutcome::ok)
+      spdlog::debug("local run {} {} repeat {}: {} ({})", colltune::name(request.collective),
+                    to_string(result.config), repeat, to_string(result.outcome), result.error);
+    sink.on_result(result);
+  }
+}
+
+}  // namespace colltune

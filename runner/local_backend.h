@@ -1,0 +1,49 @@
+// Runs benchmarks with mpirun on this machine: one OSU process set per (configuration, repeat),
+// configuration forced through MCA parameters, in a shuffled order, each with a timeout.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/backend.h"
+
+namespace colltune {
+
+struct LocalBackendOptions {
+  // OMB install or build folder holding osu_<collective>; empty = the bundled benchmark.
+  std::filesystem::path osu_dir;
+  std::string mpirun = "mpirun";
+  std::string ompi_info = "ompi_info";
+  std::vector<std::string> mpirun_extra_args;  // e.g. {"--bind-to", "core"}
+  int cores = 0;  // 0 = detect; ranks above this oversubscribe (and yield when idle)
+};
+
+class LocalBackend : public Backend {
+ public:
+  explicit LocalBackend(LocalBackendOptions options);
+
+  std::string name() const override { return "local"; }
+  BackendInfo describe() override;
+  void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) override;
+  double launch_overhead_s() const override { return 0.4; }
+  std::string ompi_info_parsable() override;
+
+  // The folder the bundled benchmark was built into (osu_bcast, ... live there).
+  static std::filesystem::path bundled_osu_dir();
+
+ private:
+  std::string ompi_version();
+
+  LocalBackendOptions options_;
+  std::optional<std::string> ompi_version_;
+  std::string host_;
+};
+
+// Turns one finished benchmark process into a result: outcome, error and rows. Shared by the
+// backends that run real OSU binaries.
+struct ProcessResult;
+void classify_osu_run(const ProcessResult& process, RunResult& result);
+
+}  // namespace colltune

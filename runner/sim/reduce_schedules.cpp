@@ -1,0 +1,214 @@
+// Reduce algorithms of Open MPI 4.1.x (ompi/mca/coll/base/coll_base_reduce.c), rank by rank,
+// for a commutative operator (MPI_SUM) and max_outstanding_reqs = 0 (a 4.1.4 rules file cannot
+// set it and the MCA default is 0).
+#include <array>
+#include <stdexcept>
+#include <vector>
+
+#include "runner/sim/algorithms.h"
+#include "runner/sim/collective_schedules.h"
+
+namespace colltune::sim::algo {
+
+namespace {
+
+std::string seg_trace(const char* name, int segsize) {
+  return std::string(name) + " segsize=" + std::to_string(segsize);
+}
+
+}  // namespace
+
+int floor_power_of_two(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+void reduce_generic(Context& c, const Tree& tree, std::int64_t count, std::int64_t segcount) {
+  const std::int64_t type = c.type_size;
+  const std::int64_t num_segments = (count + segcount - 1) / segcount;
+  for (int r = 0; r < c.comm_size; ++r) {
+    RankProgram& prog = c.rank(r);
+    const auto& kids = tree.children[r];
+    if (!kids.empty()) {
+      // Overlap: the receive for (segment, child i) is posted before waiting for the previous
+      // one; each arrival is reduced; a finished segment goes up before the next is awaited.
+      std::array<RequestId, 2> reqs{kNoRequest, kNoRequest};
+      int inbi = 0;
+      std::int64_t recvcount = 0;
+      for (std::int64_t seg = 0; seg <= num_segments; ++seg) {
+        const std::int64_t prevcount = recvcount;
+        recvcount = seg == num_segments - 1 ? count - segcount * seg : segcount;
+        bool done = false;
+        for (std::size_t i = 0; i < kids.size(); ++i) {
+          if (seg < num_segments) reqs[inbi] = prog.irecv(kids[i], recvcount * type);
+          prog.wait(reqs[inbi ^ 1]);
+          reqs[inbi ^ 1] = kNoRequest;
+          if (i > 0) {
+            prog.reduce(recvcount * type);
+          } else if (seg > 0) {
+            prog.reduce(prevcount * type);
+            if (r != tree.root) prog.send(tree.parent[r], prevcount * type);
+            if (seg == num_segments) {
+              done = true;
+              break;
+            }
+          }
+          inbi ^= 1;
+        }
+        if (done) break;
+      }
+    } else {
+      // Leaves: blocking sends, one per segment (no flow control with max_requests 0).
+      for (std::int64_t left = count; left > 0;) {
+        const std::int64_t n = left < segcount ? left : segcount;
+        prog.send(tree.parent[r], n * type);
+        left -= n;
+      }
+    }
+  }
+}
+
+void reduce_basic_linear(Context& c, std::int64_t count) {
+  c.trace("reduce_intra_basic_linear");
+  const std::int64_t bytes = count * c.type_size;
+  const int p = c.comm_size;
+  RankProgram& root = c.rank(0);
+  // The root starts from rank size-1's data, then folds in ranks size-2 .. 0.
+  if (p - 1 != 0) root.recv(p - 1, bytes);
+  for (int i = p - 2; i >= 0; --i) {
+    if (i != 0) root.recv(i, bytes);
+    root.reduce(bytes);
+  }
+  for (int i = 1; i < p; ++i) c.rank(i).send(0, bytes);
+}
+
+void reduce_chain(Context& c, std::int64_t count, int segsize, int fanout) {
+  c.trace(seg_trace("reduce_intra_chain", segsize) + " fanout=" + std::to_string(fanout));
+  reduce_generic(c, build_chain(fanout, c.comm_size, 0), count,
+                 computed_segcount(segsize, c.type_size, count));
+}
+
+void reduce_pipeline(Context& c, std::int64_t count, int segsize) {
+  c.trace(seg_trace("reduce_intra_pipeline", segsize));
+  reduce_generic(c, build_chain(1, c.comm_size, 0), count,
+                 computed_segcount(segsize, c.type_size, count));
+}
+
+void reduce_binary(Context& c, std::int64_t count, int segsize) {
+  c.trace(seg_trace("reduce_intra_binary", segsize));
+  reduce_generic(c, build_tree(2, c.comm_size, 0), count,
+                 computed_segcount(segsize, c.type_size, count));
+}
+
+void reduce_binomial(Context& c, std::int64_t count, int segsize) {
+  c.trace(seg_trace("reduce_intra_binomial", segsize));
+  reduce_generic(c, build_in_order_bmtree(c.comm_size, 0), count,
+                 computed_segcount(segsize, c.type_size, count));
+}
+
+void reduce_in_order_binary(Context& c, std::int64_t count, int segsize) {
+  c.trace(seg_trace("reduce_intra_in_order_binary", segsize));
+  const int p = c.comm_size;
+  reduce_generic(c, build_in_order_bintree(p), count,
+                 computed_segcount(segsize, c.type_size, count));
+  // The in-order tree is rooted at size-1; its result then goes to the real root.
+  if (p - 1 != 0) {
+    c.rank(0).recv(p - 1, count * c.type_size);
+    c.rank(p - 1).send(0, count * c.type_size);
+  }
+}
+
+void reduce_redscat_gather(Context& c, std::int64_t count) {
+  c.trace("reduce_intra_redscat_gather");
+  const int p = c.comm_size;
+  const int pof2 = floor_power_of_two(p);
+  if (pof2 < 2 || count < pof2) {
+    reduce_basic_linear(c, count);
+    return;
+  }
+  const std::int64_t type = c.type_size;
+  int nsteps = 0;
+  while ((1 << nsteps) < pof2) ++nsteps;
+  const int rem = p - pof2;
+  const int vroot = 0;  // root 0 is even (or rem == 0): vroot = 0
+  auto real_rank = [&](int vdest) { return vdest < rem ? vdest * 2 : vdest + rem; };
+  for (int r = 0; r < p; ++r) {
+    RankProgram& prog = c.rank(r);
+    int vrank;
+    // Step 1: fold the first 2*rem ranks pairwise so that a power of two remains.
+    if (r < 2 * rem) {
+      const std::int64_t lhalf = count / 2, rhalf = count - lhalf;
+      if (r % 2 != 0) {
+        prog.sendrecv(r - 1, lhalf * type, r - 1, rhalf * type);
+        prog.reduce(rhalf * type);
+        prog.send(r - 1, rhalf * type);
+        vrank = -1;
+      } else {
+        prog.sendrecv(r + 1, rhalf * type, r + 1, lhalf * type);
+        prog.reduce(lhalf * type);
+        prog.recv(r + 1, rhalf * type);
+        vrank = r / 2;
+      }
+    } else {
+      vrank = r - rem;
+    }
+    if (vrank == -1) continue;
+    // Step 2: reduce-scatter by recursive halving.
+    std::vector<std::int64_t> rindex(nsteps, 0), sindex(nsteps, 0), rcount(nsteps, 0),
+        scount(nsteps, 0);
+    int step = 0;
+    std::int64_t wsize = count;
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+      const int dest = real_rank(vrank ^ mask);
+      if (r < dest) {
+        rcount[step] = wsize / 2;
+        scount[step] = wsize - rcount[step];
+        sindex[step] = rindex[step] + rcount[step];
+      } else {
+        scount[step] = wsize / 2;
+        rcount[step] = wsize - scount[step];
+        rindex[step] = sindex[step] + scount[step];
+      }
+      prog.sendrecv(dest, scount[step] * type, dest, rcount[step] * type);
+      prog.reduce(rcount[step] * type);
+      if (step + 1 < nsteps) {
+        rindex[step + 1] = rindex[step];
+        sindex[step + 1] = rindex[step];
+        wsize = rcount[step];
+        ++step;
+      }
+    }
+    // Step 3: binomial gather of the pieces to the root.
+    step = nsteps - 1;
+    for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
+      const int vdest = vrank ^ mask;
+      const int dest = real_rank(vdest);
+      const int vdest_tree = (vdest >> step) << step;
+      const int vroot_tree = (vroot >> step) << step;
+      if (vdest_tree == vroot_tree) {
+        prog.send(dest, rcount[step] * type);
+        break;
+      }
+      prog.recv(dest, scount[step] * type);
+      --step;
+    }
+  }
+}
+
+void reduce_by_id(Context& c, int id, std::int64_t count, int segsize, int fanout) {
+  switch (id) {
+    case 1: return reduce_basic_linear(c, count);
+    case 2: return reduce_chain(c, count, segsize, fanout);
+    case 3: return reduce_pipeline(c, count, segsize);
+    case 4: return reduce_binary(c, count, segsize);
+    case 5: return reduce_binomial(c, count, segsize);
+    case 6: return reduce_in_order_binary(c, count, segsize);
+    case 7: return reduce_redscat_gather(c, count);
+    default:
+      throw AlgorithmOutOfRange("reduce algorithm " + std::to_string(id) +
+                                " does not exist in Open MPI 4.1 (1-7)");
+  }
+}
+
+}  // namespace colltune::sim::algo

@@ -1,0 +1,23 @@
+// Builds a backend by name from its JSON settings: the one place that knows every backend, used
+// by the CLI and the daemon. Settings per backend:
+//   local:  {"osu_dir", "mpirun", "ompi_info", "mpirun_args": [..], "cores"}
+//   slurm:  see runner/slurm_backend.h       sim: {"profile", "seed"}     replay: {"dataset", "seed"}
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/backend.h"
+
+namespace colltune {
+
+// Throws std::invalid_argument for an unknown backend or bad settings.
+std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::json& settings);
+
+// Backends this build knows.
+std::vector<std::string> backend_names();
+
+}  // namespace colltune

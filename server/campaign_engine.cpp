@@ -1,0 +1,366 @@
+#include "server/campaign_engine.h"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <spdlog/spdlog.h>
+
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
+#include "server/final_choice.h"
+
+namespace colltune {
+namespace {
+
+bool run_failed(RunOutcome o) {
+  return o == RunOutcome::failed || o == RunOutcome::timeout || o == RunOutcome::unavailable;
+}
+
+Evaluation evaluation_of(const RunRecord& run) {
+  Evaluation e;
+  e.config = run.config;
+  e.failed = run_failed(run.outcome);
+  for (const auto& row : run.rows) {
+    e.msg_sizes.push_back(row.size);
+    e.latency_us.push_back(row.avg_us);
+  }
+  return e;
+}
+
+// Records runs as the backend reports them, each in its own committed transaction.
+class StoreSink : public RunSink {
+ public:
+  StoreSink(Store& store, const JobRecord& job,
+            std::function<void(const RunResult&)> on_run,
+            std::function<void(const std::string&)> on_submitted,
+            std::map<std::size_t, std::pair<std::size_t, int>> index_map)
+      : store_(store), job_(job), on_run_(std::move(on_run)),
+        on_submitted_(std::move(on_submitted)), index_map_(std::move(index_map)) {}
+
+  void on_job_submitted(const std::string&, const std::string& job_id) override {
+    store_.set_job_backend_id(job_.id, job_id);
+    if (on_submitted_) on_submitted_(job_id);
+  }
+
+  void on_result(const RunResult& result) override {
+    if (result.outcome == RunOutcome::cancelled) return;  // re-run on resume, never recorded
+    RunResult mapped = result;
+    if (auto it = index_map_.find(result.config_index); it != index_map_.end()) {
+      mapped.config_index = it->second.first;
+      mapped.repeat = it->second.second;
+    }
+    if (store_.record_run(job_.id, job_.context_id, job_.purpose, mapped) && on_run_)
+      on_run_(mapped);
+  }
+
+ private:
+  Store& store_;
+  const JobRecord& job_;
+  std::function<void(const RunResult&)> on_run_;
+  std::function<void(const std::string&)> on_submitted_;
+  std::map<std::size_t, std::pair<std::size_t, int>> index_map_;
+};
+
+std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
+                    std::size_t number) {
+  return "ct-c" + std::to_string(campaign_id) + "-x" + std::to_string(context_id) + "-" + purpose +
+         std::to_string(number);
+}
+
+}  // namespace
+
+CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
+                               EventCallback on_event)
+    : store_(store), backend_(backend), table_(table), on_event_(std::move(on_event)) {}
+
+std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
+  const auto id = store.create_campaign(spec.name, to_json(spec), "queued");
+  for (const auto& c : spec.contexts)
+    store.add_context(id, c.collective, c.comm_size, c.nodes, c.ppn);
+  return id;
+}
+
+void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type,
+                          nlohmann::json payload, bool persist) {
+  payload["campaign_id"] = campaign_id;
+  if (persist) store_.add_event(campaign_id, type, payload);
+  if (on_event_) on_event_(type, payload);
+}
+
+EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& cancel) {
+  auto campaign = store_.campaign(campaign_id);
+  if (!campaign) {
+    error_ = "no campaign " + std::to_string(campaign_id);
+    return EngineOutcome::failed;
+  }
+  CampaignSpec spec;
+  try {
+    spec = parse_campaign_spec(campaign->spec);
+  } catch (const std::exception& e) {
+    error_ = std::string("invalid campaign spec: ") + e.what();
+    store_.set_campaign_state(campaign_id, "failed", error_);
+    return EngineOutcome::failed;
+  }
+  store_.set_campaign_state(campaign_id, "running");
+  emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
+
+  for (const auto& context : store_.contexts(campaign_id)) {
+    if (context.state == "done" || context.state == "failed") continue;
+    EngineOutcome outcome;
+    try {
+      outcome = run_context(*campaign, spec, context, cancel);
+    } catch (const std::exception& e) {
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + e.what();
+      outcome = EngineOutcome::failed;
+    }
+    if (outcome == EngineOutcome::interrupted) return outcome;
+    if (outcome == EngineOutcome::failed) {
+      store_.set_context_state(context.id, "failed");
+      store_.set_campaign_state(campaign_id, "failed", error_);
+      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      return outcome;
+    }
+  }
+  return EngineOutcome::completed;
+}
+
+bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel) {
+  BenchmarkRequest request = job.request.get<BenchmarkRequest>();
+  // Only the runs never recorded: on a fresh job that is all of them.
+  std::set<std::pair<std::size_t, int>> recorded;
+  for (const auto& run : store_.runs_of_job(job.id))
+    recorded.insert({run.config_index, run.repeat});
+  std::map<std::size_t, std::pair<std::size_t, int>> index_map;
+  BenchmarkRequest pending = request;
+  if (!recorded.empty()) {
+    pending.configs.clear();
+    pending.repeats = 1;
+    for (int r = 0; r < request.repeats; ++r)
+      for (std::size_t i = 0; i < request.configs.size(); ++i)
+        if (!recorded.count({i, r})) {
+          index_map[pending.configs.size()] = {i, r};
+          pending.configs.push_back(request.configs[i]);
+        }
+    if (pending.configs.empty()) return true;
+  }
+  std::size_t done = recorded.size();
+  const std::size_t total = request.configs.size() * static_cast<std::size_t>(request.repeats);
+  emit(job.campaign_id, "job_started",
+       {{"job_id", job.id}, {"tag", job.tag}, {"context_id", job.context_id},
+        {"purpose", job.purpose}, {"runs", total}, {"already_recorded", done}},
+       true);
+  StoreSink sink(
+      store_, job,
+      [&](const RunResult& r) {
+        ++done;
+        nlohmann::json payload = {{"job_id", job.id},
+                                  {"context_id", job.context_id},
+                                  {"purpose", job.purpose},
+                                  {"config", r.config},
+                                  {"repeat", r.repeat},
+                                  {"outcome", to_string(r.outcome)},
+                                  {"error", r.error},
+                                  {"sizes", r.rows.size()},
+                                  {"done", done},
+                                  {"total", total}};
+        emit(job.campaign_id, "run", payload, false);
+      },
+      [&](const std::string& backend_job_id) {
+        emit(job.campaign_id, "job_submitted",
+             {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", backend_job_id}}, true);
+      },
+      index_map);
+  backend_.run(pending, sink, cancel);
+  return !cancel.cancelled();
+}
+
+EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
+                                          const ContextRecord& context, const CancelFlag& cancel) {
+  SearchSpace space(context.collective, context.comm_size, table_);
+  StrategyOptions options;
+  options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
+  options.budget = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
+  options.msg_sizes = osu_message_sizes(context.collective, spec.min_size, spec.max_size);
+  auto strategy = make_strategy(spec.strategy, space, options);
+  if (!context.optimizer_state.is_null()) strategy->restore(context.optimizer_state);
+
+  const nlohmann::json context_info = {{"context_id", context.id},
+                                       {"collective", std::string(name(context.collective))},
+                                       {"comm_size", context.comm_size},
+                                       {"space", space.size()},
+                                       {"planned", strategy->planned_evaluations()}};
+  emit(campaign.id, "context_started", context_info, true);
+
+  auto make_request = [&](const std::string& tag, std::vector<TuningConfig> configs, int repeats,
+                          std::uint64_t order_seed) {
+    BenchmarkRequest r;
+    r.tag = tag;
+    r.collective = context.collective;
+    r.comm_size = context.comm_size;
+    r.nodes = context.nodes;
+    r.ppn = context.ppn;
+    r.min_size = spec.min_size;
+    r.max_size = spec.max_size;
+    r.iterations = spec.iterations;
+    r.warmup = spec.warmup;
+    r.configs = std::move(configs);
+    r.repeats = repeats;
+    r.order_seed = order_seed;
+    r.run_timeout_s = spec.run_timeout_s;
+    return r;
+  };
+
+  // Finish jobs left unfinished by an interruption before asking for anything new.
+  for (const auto& job : store_.jobs(campaign.id)) {
+    if (job.context_id != context.id) continue;
+    if (job.state != "submitting" && job.state != "running") continue;
+    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+    if (job.purpose == "search") {
+      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
+      store_.complete_job(job.id, "done", context.id, strategy->state());
+    } else {
+      store_.complete_job(job.id, "done", context.id, nullptr);
+    }
+  }
+
+  std::size_t job_number = 0;
+  for (const auto& job : store_.jobs(campaign.id))
+    if (job.context_id == context.id) ++job_number;
+
+  auto over_time_budget = [&] {
+    return spec.stop.max_benchmark_seconds > 0 &&
+           campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
+  };
+
+  bool final_done = false;
+  for (const auto& job : store_.jobs(campaign.id))
+    if (job.context_id == context.id && job.purpose == "final" && job.state == "done")
+      final_done = true;
+
+  if (!final_done) {
+    store_.set_context_state(context.id, "searching");
+    while (!strategy->done() && !over_time_budget()) {
+      if (cancel.cancelled()) return EngineOutcome::interrupted;
+      auto configs = strategy->suggest(spec.batch_size);
+      if (configs.empty()) break;
+      const std::string tag = job_tag(campaign.id, context.id, "search", ++job_number);
+      auto request = make_request(tag, configs, spec.repeats, options.seed + job_number);
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            "search", nlohmann::json(request));
+      auto job = *store_.job(job_id);
+      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
+      store_.complete_job(job.id, "done", context.id, strategy->state());
+      emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", context.id}}, true);
+    }
+
+    // Final phase: re-measure the finalists and the default side by side.
+    store_.set_context_state(context.id, "finalizing");
+    std::set<TuningConfig> finalists;
+    finalists.insert(TuningConfig::default_decision());
+    for (const auto& c : strategy->finalists(spec.final_candidates)) finalists.insert(c);
+    const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
+    auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
+                                options.seed + job_number);
+    const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "final",
+                                          nlohmann::json(request));
+    auto job = *store_.job(job_id);
+    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+    store_.complete_job(job.id, "done", context.id, nullptr);
+  }
+
+  // Picks per size from the final runs only (same conditions, interleaved order).
+  std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
+  std::size_t failed_runs = 0;
+  for (const auto& run : store_.runs_of_context(context.id, "final")) {
+    if (run_failed(run.outcome)) ++failed_runs;
+    for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
+  }
+  nlohmann::json picks = nlohmann::json::array();
+  for (std::int64_t size : options.msg_sizes) {
+    auto it = samples.find(size);
+    if (it == samples.end()) continue;
+    SizePick p = choose_for_size(size, it->second);
+    if (p.samples == 0) continue;
+    picks.push_back({{"msg_size", size},
+                     {"best", p.best},
+                     {"best_us", p.best_us},
+                     {"default_us", std::isfinite(p.default_us) ? nlohmann::json(p.default_us)
+                                                                : nlohmann::json(nullptr)},
+                     {"noise", p.noise},
+                     {"default_within_noise", p.default_within_noise},
+                     {"samples", p.samples}});
+  }
+  if (picks.empty()) {
+    error_ = "no successful measurement in the final runs of " +
+             std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+             " (" + std::to_string(failed_runs) + " failed runs)";
+    return EngineOutcome::failed;
+  }
+  nlohmann::json result = {{"picks", picks},
+                           {"evaluations", strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
+                           {"space", space.size()},
+                           {"strategy", strategy->name()}};
+  store_.save_context_result(context.id, result);
+  store_.set_context_state(context.id, "done");
+  emit(campaign.id, "context_done", {{"context_id", context.id}, {"picks", picks.size()}}, true);
+  return EngineOutcome::completed;
+}
+
+double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id) {
+  double total = 0;
+  for (const auto& job : store.jobs(campaign_id))
+    for (const auto& run : store.runs_of_job(job.id))
+      if (run.provenance.end_time > run.provenance.start_time)
+        total += run.provenance.end_time - run.provenance.start_time;
+  return total;
+}
+
+nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const AlgorithmTable& table) {
+  auto campaign = store.campaign(campaign_id);
+  if (!campaign) throw std::invalid_argument("no campaign " + std::to_string(campaign_id));
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json contexts = nlohmann::json::array();
+  for (const auto& ctx : store.contexts(campaign_id)) {
+    contexts.push_back({{"id", ctx.id},
+                        {"collective", std::string(name(ctx.collective))},
+                        {"comm_size", ctx.comm_size},
+                        {"nodes", ctx.nodes},
+                        {"ppn", ctx.ppn},
+                        {"state", ctx.state},
+                        {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
+                        {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
+    if (!ctx.result.is_object()) continue;
+    for (const auto& p : ctx.result.at("picks")) {
+      const TuningConfig best = p.at("best").get<TuningConfig>();
+      nlohmann::json entry = {{"collective", std::string(name(ctx.collective))},
+                              {"comm_size", ctx.comm_size},
+                              {"msg_size", p.at("msg_size")},
+                              {"default_us", p.at("default_us")},
+                              {"best", best},
+                              {"best_name", table.algorithm_name(ctx.collective, best.algorithm)},
+                              {"best_us", p.at("best_us")},
+                              {"noise", p.at("noise")},
+                              {"default_within_noise", p.at("default_within_noise")}};
+      const auto& d = p.at("default_us");
+      const double best_us = p.at("best_us").get<double>();
+      entry["speedup"] = (d.is_number() && best_us > 0) ? nlohmann::json(d.get<double>() / best_us)
+                                                        : nlohmann::json(nullptr);
+      results.push_back(entry);
+    }
+  }
+  std::int64_t runs = 0;
+  const auto jobs = store.jobs(campaign_id);
+  for (const auto& job : jobs) runs += static_cast<std::int64_t>(store.runs_of_job(job.id).size());
+  return {{"campaign", {{"id", campaign->id}, {"name", campaign->name}, {"state", campaign->state},
+                        {"spec", campaign->spec}, {"error", campaign->error}}},
+          {"contexts", contexts},
+          {"results", results},
+          {"cost", {{"jobs", jobs.size()},
+                    {"runs", runs},
+                    {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)}}}};
+}
+
+}  // namespace colltune

@@ -1,0 +1,235 @@
+#include "server/campaign_spec.h"
+
+#include <set>
+#include <stdexcept>
+
+namespace colltune {
+namespace {
+
+[[noreturn]] void bad(const std::string& field, const std::string& why) {
+  throw std::invalid_argument(field + ": " + why);
+}
+
+template <typename T>
+T get_number(const nlohmann::json& j, const std::string& field, T lo, T hi) {
+  if (!j.is_number_integer() && !(std::is_floating_point_v<T> && j.is_number()))
+    bad(field, std::is_floating_point_v<T> ? "must be a number" : "must be an integer");
+  if constexpr (std::is_floating_point_v<T>) {
+    T v = j.get<T>();
+    if (!(v >= lo && v <= hi)) bad(field, "out of range");
+    return v;
+  } else {
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
+      bad(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    auto v = j.get<std::int64_t>();
+    if (v < static_cast<std::int64_t>(lo) || v > static_cast<std::int64_t>(hi))
+      bad(field, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return static_cast<T>(v);
+  }
+}
+
+std::string get_string(const nlohmann::json& j, const std::string& field, std::size_t max_len) {
+  if (!j.is_string()) bad(field, "must be a string");
+  auto s = j.get<std::string>();
+  if (s.size() > max_len) bad(field, "longer than " + std::to_string(max_len) + " characters");
+  for (char c : s)
+    if (static_cast<unsigned char>(c) < 0x20) bad(field, "contains control characters");
+  return s;
+}
+
+void reject_unknown(const nlohmann::json& j, const std::set<std::string>& known,
+                    const std::string& where) {
+  for (const auto& [key, value] : j.items())
+    if (!known.count(key)) bad(where + key, "unknown field");
+}
+
+std::int64_t parse_size(const std::string& text, const std::string& field) {
+  if (text.empty()) bad(field, "empty size");
+  std::size_t pos = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &pos, 10);
+  } catch (const std::exception&) {
+    bad(field, "'" + text + "' is not a size");
+  }
+  std::string suffix = text.substr(pos);
+  std::int64_t mult = 1;
+  if (suffix == "" || suffix == "B") mult = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1 << 10;
+  else if (suffix == "M" || suffix == "MiB") mult = 1 << 20;
+  else if (suffix == "G" || suffix == "GiB") mult = 1 << 30;
+  else bad(field, "'" + text + "' has an unknown unit (use K, M or G)");
+  if (value < 0) bad(field, "negative size");
+  return value * mult;
+}
+
+}  // namespace
+
+std::pair<std::int64_t, std::int64_t> parse_size_range(const std::string& text) {
+  auto colon = text.find(':');
+  std::int64_t lo, hi;
+  if (colon == std::string::npos) {
+    lo = hi = parse_size(text, "sizes");
+  } else {
+    lo = parse_size(text.substr(0, colon), "sizes");
+    hi = parse_size(text.substr(colon + 1), "sizes");
+  }
+  if (lo < 1) bad("sizes", "minimum must be at least 1 byte");
+  if (hi < lo) bad("sizes", "maximum below minimum");
+  if (hi > (std::int64_t{1} << 30)) bad("sizes", "maximum above 1 GiB");
+  return {lo, hi};
+}
+
+std::string format_size_range(std::int64_t min_size, std::int64_t max_size) {
+  return std::to_string(min_size) + ":" + std::to_string(max_size);
+}
+
+std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t min_size,
+                                            std::int64_t max_size) {
+  if (!has_message_size(collective)) return {0};
+  std::int64_t s = min_size;
+  if (is_reduction(collective) && s < 4) s = 4;
+  std::vector<std::int64_t> out;
+  for (; s <= max_size; s *= 2) out.push_back(s);
+  return out;
+}
+
+std::string human_bytes(std::int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  double v = static_cast<double>(bytes);
+  while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    v /= 1024;
+    ++u;
+  }
+  return std::to_string(bytes) + " " + units[u];
+}
+
+CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("campaign spec must be a JSON object");
+  reject_unknown(j,
+                 {"name", "backend", "contexts", "sizes", "strategy", "budget", "repeats", "seed",
+                  "stop", "iterations", "warmup", "batch_size", "final_candidates",
+                  "final_repeats", "run_timeout_s", "rules_format", "verify"},
+                 "");
+  CampaignSpec spec;
+  for (const char* required : {"backend", "contexts", "sizes"})
+    if (!j.contains(required)) bad(required, "required");
+  spec.backend = get_string(j.at("backend"), "backend", 32);
+  if (spec.backend.empty()) bad("backend", "must not be empty");
+  for (char c : spec.backend)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_')
+      bad("backend", "only letters, digits, '-' and '_'");
+  if (j.contains("name")) spec.name = get_string(j.at("name"), "name", 200);
+
+  const auto& contexts = j.at("contexts");
+  if (!contexts.is_array() || contexts.empty()) bad("contexts", "must be a non-empty array");
+  if (contexts.size() > 1000) bad("contexts", "at most 1000 contexts");
+  for (std::size_t i = 0; i < contexts.size(); ++i) {
+    const auto& c = contexts[i];
+    const std::string where = "contexts[" + std::to_string(i) + "].";
+    if (!c.is_object()) bad("contexts[" + std::to_string(i) + "]", "must be an object");
+    reject_unknown(c, {"collective", "comm_size", "nodes", "ppn"}, where);
+    if (!c.contains("collective")) bad(where + "collective", "required");
+    ContextSpec ctx;
+    auto coll_name = get_string(c.at("collective"), where + "collective", 32);
+    auto coll = parse_collective(coll_name);
+    if (!coll) bad(where + "collective", "unknown collective '" + coll_name + "'");
+    ctx.collective = *coll;
+    if (c.contains("nodes")) ctx.nodes = get_number<int>(c.at("nodes"), where + "nodes", 1, 100000);
+    if (c.contains("ppn")) ctx.ppn = get_number<int>(c.at("ppn"), where + "ppn", 0, 4096);
+    if (c.contains("comm_size"))
+      ctx.comm_size = get_number<int>(c.at("comm_size"), where + "comm_size", 2, 10000000);
+    else if (ctx.ppn > 0)
+      ctx.comm_size = ctx.nodes * ctx.ppn;
+    else
+      bad(where + "comm_size", "required (or give nodes and ppn)");
+    if (ctx.ppn > 0 && ctx.ppn * ctx.nodes != ctx.comm_size)
+      bad(where + "ppn", "nodes x ppn must equal comm_size");
+    if (ctx.comm_size < 2) bad(where + "comm_size", "must be at least 2");
+    for (const auto& existing : spec.contexts)
+      if (existing == ctx) bad(where.substr(0, where.size() - 1), "duplicate context");
+    spec.contexts.push_back(ctx);
+  }
+
+  auto [lo, hi] = parse_size_range(get_string(j.at("sizes"), "sizes", 64));
+  spec.min_size = lo;
+  spec.max_size = hi;
+  if (j.contains("strategy")) spec.strategy = get_string(j.at("strategy"), "strategy", 32);
+  if (j.contains("budget")) spec.budget = get_number<int>(j.at("budget"), "budget", 0, 100000);
+  if (j.contains("repeats")) spec.repeats = get_number<int>(j.at("repeats"), "repeats", 1, 100);
+  if (j.contains("seed"))
+    spec.seed = static_cast<std::uint64_t>(get_number<std::int64_t>(j.at("seed"), "seed", 0, INT64_MAX));
+  if (j.contains("iterations"))
+    spec.iterations = get_number<int>(j.at("iterations"), "iterations", 1, 1000000);
+  if (j.contains("warmup")) spec.warmup = get_number<int>(j.at("warmup"), "warmup", 0, 1000000);
+  if (j.contains("batch_size"))
+    spec.batch_size = get_number<int>(j.at("batch_size"), "batch_size", 1, 1000);
+  if (j.contains("final_candidates"))
+    spec.final_candidates = get_number<int>(j.at("final_candidates"), "final_candidates", 1, 20);
+  if (j.contains("final_repeats"))
+    spec.final_repeats = get_number<int>(j.at("final_repeats"), "final_repeats", 1, 100);
+  if (j.contains("run_timeout_s"))
+    spec.run_timeout_s = get_number<double>(j.at("run_timeout_s"), "run_timeout_s", 1, 86400);
+  if (j.contains("rules_format")) {
+    spec.rules_format = get_string(j.at("rules_format"), "rules_format", 16);
+    if (spec.rules_format != "auto" && spec.rules_format != "classic" &&
+        spec.rules_format != "v2" && spec.rules_format != "json")
+      bad("rules_format", "one of auto, classic, v2, json");
+  }
+  if (j.contains("verify")) {
+    if (!j.at("verify").is_boolean()) bad("verify", "must be true or false");
+    spec.verify = j.at("verify").get<bool>();
+  }
+  if (j.contains("stop")) {
+    const auto& s = j.at("stop");
+    if (!s.is_object()) bad("stop", "must be an object");
+    reject_unknown(s, {"max_evaluations", "max_benchmark_seconds", "thesis_rule"}, "stop.");
+    if (s.contains("max_evaluations"))
+      spec.stop.max_evaluations =
+          get_number<int>(s.at("max_evaluations"), "stop.max_evaluations", 0, 100000);
+    if (s.contains("max_benchmark_seconds"))
+      spec.stop.max_benchmark_seconds =
+          get_number<double>(s.at("max_benchmark_seconds"), "stop.max_benchmark_seconds", 0, 1e9);
+    if (s.contains("thesis_rule")) {
+      if (!s.at("thesis_rule").is_boolean()) bad("stop.thesis_rule", "must be true or false");
+      spec.stop.thesis_rule = s.at("thesis_rule").get<bool>();
+    }
+  }
+  if (spec.name.empty()) {
+    spec.name = spec.strategy + " on " + spec.backend;
+  }
+  return spec;
+}
+
+nlohmann::json to_json(const CampaignSpec& spec) {
+  nlohmann::json contexts = nlohmann::json::array();
+  for (const auto& c : spec.contexts)
+    contexts.push_back({{"collective", std::string(name(c.collective))},
+                        {"comm_size", c.comm_size},
+                        {"nodes", c.nodes},
+                        {"ppn", c.ppn}});
+  return {{"name", spec.name},
+          {"backend", spec.backend},
+          {"contexts", contexts},
+          {"sizes", format_size_range(spec.min_size, spec.max_size)},
+          {"strategy", spec.strategy},
+          {"budget", spec.budget},
+          {"repeats", spec.repeats},
+          {"seed", spec.seed},
+          {"iterations", spec.iterations},
+          {"warmup", spec.warmup},
+          {"batch_size", spec.batch_size},
+          {"final_candidates", spec.final_candidates},
+          {"final_repeats", spec.final_repeats},
+          {"run_timeout_s", spec.run_timeout_s},
+          {"rules_format", spec.rules_format},
+          {"verify", spec.verify},
+          {"stop",
+           {{"max_evaluations", spec.stop.max_evaluations},
+            {"max_benchmark_seconds", spec.stop.max_benchmark_seconds},
+            {"thesis_rule", spec.stop.thesis_rule}}}};
+}
+
+}  // namespace colltune

@@ -1,0 +1,71 @@
+// What a campaign tunes and how: the JSON document accepted by `colltune campaign create`,
+// POST /api/v1/campaigns and built by `colltune tune` from its flags.
+//
+//   {"name", "backend", "contexts": [{"collective", "comm_size", "nodes", "ppn"}],
+//    "sizes": "MIN:MAX", "strategy", "budget", "repeats", "seed", "stop", ...}
+//
+// Only backend, contexts and sizes are required. Unknown fields are rejected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/collective.h"
+
+namespace colltune {
+
+struct ContextSpec {
+  Collective collective = Collective::bcast;
+  int comm_size = 4;
+  int nodes = 1;
+  int ppn = 0;  // 0 = comm_size / nodes
+
+  bool operator==(const ContextSpec&) const = default;
+};
+
+struct StopSpec {
+  int max_evaluations = 0;        // per context; 0 = strategy default (same as budget)
+  double max_benchmark_seconds = 0;  // per campaign; 0 = unlimited
+  bool thesis_rule = false;       // stop when best improved < 1% over the last 15 evaluations
+};
+
+struct CampaignSpec {
+  std::string name;
+  std::string backend = "local";
+  std::vector<ContextSpec> contexts;
+  std::int64_t min_size = 4;
+  std::int64_t max_size = 1 << 20;
+  std::string strategy = "random";
+  int budget = 0;           // evaluations per context in the search; 0 = strategy default
+  int repeats = 1;          // runs per suggested configuration in the search
+  std::uint64_t seed = 1;
+  int iterations = 100;     // OSU -i
+  int warmup = 10;          // OSU -x
+  int batch_size = 8;       // configurations per backend job
+  int final_candidates = 2; // finalists re-measured per message size
+  int final_repeats = 3;    // runs of each finalist (and the default) in the final check
+  double run_timeout_s = 120;
+  StopSpec stop;
+  std::string rules_format = "auto";  // auto (from the Open MPI version), classic, v2, json
+  bool verify = true;       // verify the rules file on the backend and re-measure with it
+};
+
+// Parses and validates; throws std::invalid_argument with a message naming the field.
+CampaignSpec parse_campaign_spec(const nlohmann::json& j);
+nlohmann::json to_json(const CampaignSpec& spec);
+
+// "4:1048576", "4K:1M" (K, M, G binary suffixes), "1024" (single size).
+std::pair<std::int64_t, std::int64_t> parse_size_range(const std::string& text);
+std::string format_size_range(std::int64_t min_size, std::int64_t max_size);
+
+// The OSU message sizes of a range: MIN, 2*MIN, ... <= MAX (reductions start at 4 bytes).
+std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t min_size,
+                                            std::int64_t max_size);
+
+// "4 B", "64 KiB", "1 MiB".
+std::string human_bytes(std::int64_t bytes);
+
+}  // namespace colltune

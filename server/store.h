@@ -1,0 +1,169 @@
+// colltune's SQLite store: campaigns, their tuning contexts, jobs (batches sent to a backend),
+// runs with per-size measurements and provenance, optimizer state, rules versions and events.
+//
+// Every state change is one transaction, committed before the caller acts on it (a job is
+// recorded "submitting" before it is handed to the backend), so a crash loses nothing that was
+// measured and a restart can reconcile. Thread-safe: one connection behind a mutex.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/collective.h"
+#include "core/tuning_config.h"
+#include "runner/backend.h"
+#include "server/sqlite.h"
+
+namespace colltune {
+
+struct CampaignRecord {
+  std::int64_t id = 0;
+  std::string name;
+  std::string state;  // queued, running, paused, done, failed, cancelled
+  nlohmann::json spec;
+  std::string error;
+  double created_at = 0;
+  double updated_at = 0;
+};
+
+struct ContextRecord {
+  std::int64_t id = 0;
+  std::int64_t campaign_id = 0;
+  Collective collective = Collective::bcast;
+  int comm_size = 0;
+  int nodes = 1;
+  int ppn = 0;
+  std::string state;  // pending, searching, finalizing, done, failed
+  nlohmann::json optimizer_state;  // null until the first batch is recorded
+  nlohmann::json result;           // per-size choices once done
+};
+
+struct JobRecord {
+  std::int64_t id = 0;
+  std::int64_t campaign_id = 0;
+  std::int64_t context_id = 0;
+  std::string tag;            // unique; also given to the backend (Slurm job name)
+  std::string backend;
+  std::string backend_job_id;
+  std::string purpose;        // search, final, verify, remeasure
+  std::string state;          // submitting, running, done, failed, cancelled
+  nlohmann::json request;
+  double created_at = 0;
+  double updated_at = 0;
+};
+
+struct RunRecord {
+  std::int64_t id = 0;
+  std::int64_t job_id = 0;
+  std::int64_t context_id = 0;
+  std::string purpose;
+  std::size_t config_index = 0;
+  int repeat = 0;
+  TuningConfig config;
+  RunOutcome outcome = RunOutcome::ok;
+  std::string error;
+  Provenance provenance;
+  std::vector<OsuRow> rows;
+};
+
+struct RulesVersionRecord {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> campaign_id;
+  std::string format;  // classic, v2, json
+  std::string content;
+  nlohmann::json validation;
+  nlohmann::json verification;
+  nlohmann::json fingerprint;
+  std::string deployed_to;
+  double created_at = 0;
+};
+
+struct EventRecord {
+  std::int64_t id = 0;
+  std::optional<std::int64_t> campaign_id;
+  std::string type;
+  nlohmann::json payload;
+  double time = 0;
+};
+
+class Store {
+ public:
+  // Opens or creates the database and migrates its schema to the current version. Throws
+  // sql::Error when the file is not a colltune database or is newer than this build.
+  explicit Store(const std::string& path);
+
+  static constexpr int kSchemaVersion = 1;
+  const std::string& path() const { return db_.path(); }
+
+  // Campaigns.
+  std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,
+                               const std::string& state);
+  void set_campaign_state(std::int64_t id, const std::string& state, const std::string& error = "");
+  std::optional<CampaignRecord> campaign(std::int64_t id);
+  // Newest first; empty `state` = any.
+  std::vector<CampaignRecord> campaigns(const std::string& state = "", int limit = 100,
+                                        int offset = 0);
+  std::int64_t count_campaigns(const std::string& state = "");
+
+  // Contexts.
+  std::int64_t add_context(std::int64_t campaign_id, Collective collective, int comm_size,
+                           int nodes, int ppn);
+  void set_context_state(std::int64_t id, const std::string& state);
+  void save_optimizer_state(std::int64_t context_id, const nlohmann::json& state);
+  void save_context_result(std::int64_t context_id, const nlohmann::json& result);
+  std::vector<ContextRecord> contexts(std::int64_t campaign_id);
+  std::optional<ContextRecord> context(std::int64_t id);
+
+  // Jobs. create_job commits the job as "submitting" before anything is submitted.
+  std::int64_t create_job(std::int64_t campaign_id, std::int64_t context_id,
+                          const std::string& tag, const std::string& backend,
+                          const std::string& purpose, const nlohmann::json& request);
+  void set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id);
+  void set_job_state(std::int64_t job_id, const std::string& state);
+  // Marks a job finished and saves the optimizer state that includes its runs, atomically: a
+  // restart sees either both or neither.
+  void complete_job(std::int64_t job_id, const std::string& state, std::int64_t context_id,
+                    const nlohmann::json& optimizer_state);
+  std::optional<JobRecord> job(std::int64_t id);
+  std::optional<JobRecord> job_by_tag(const std::string& tag);
+  std::vector<JobRecord> jobs(std::int64_t campaign_id);
+  // Jobs not finished (submitting or running), across campaigns.
+  std::vector<JobRecord> unfinished_jobs();
+
+  // Runs. Records one run and its per-size measurements in one transaction. Idempotent: a run
+  // already recorded for (job, config_index, repeat) is not stored twice (returns false).
+  bool record_run(std::int64_t job_id, std::int64_t context_id, const std::string& purpose,
+                  const RunResult& result);
+  std::vector<RunRecord> runs_of_context(std::int64_t context_id, const std::string& purpose = "");
+  std::vector<RunRecord> runs_of_job(std::int64_t job_id);
+  std::int64_t count_runs(std::int64_t campaign_id);
+  std::int64_t count_measurements(std::int64_t campaign_id = 0);
+
+  // Rules versions.
+  std::int64_t add_rules_version(const RulesVersionRecord& record);
+  void set_rules_verification(std::int64_t id, const nlohmann::json& verification);
+  void set_rules_deployed(std::int64_t id, const std::string& deployed_to);
+  std::optional<RulesVersionRecord> rules_version(std::int64_t id);
+  std::vector<RulesVersionRecord> rules_versions(std::optional<std::int64_t> campaign_id = {});
+
+  // Events (append-only log; the daemon streams them).
+  std::int64_t add_event(std::optional<std::int64_t> campaign_id, const std::string& type,
+                         const nlohmann::json& payload);
+  std::vector<EventRecord> events_after(std::int64_t after_id, int limit = 1000);
+
+ private:
+  void migrate();
+  RunRecord read_run(sql::Statement& s);
+
+  std::mutex mutex_;
+  sql::Database db_;
+};
+
+double unix_time_now();
+
+}  // namespace colltune

@@ -1,0 +1,71 @@
+// The sbatch script of one batch: every benchmark run of the batch, one after the other, in one
+// Slurm job (per-job overhead is about 1 s, a run about 0.5 s: slurm-local.md §A.3.7). Each run
+// writes its own files in the job folder (job_folder.h), so a crash loses only that run.
+//
+// Every value is quoted with shell_quote or validated before it reaches the script; the
+// launcher command lines arrive as argv vectors and are never re-split.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace colltune::slurm {
+
+// When to export OMPI_MCA_mpi_yield_when_idle=1. Inside an allocation mpirun/srun see the
+// granted slots, not the hardware cores, and busy-poll: a 4-rank run on 2 cores is then ~100x
+// slower (slurm-local.md §A.5). `automatic` compares ranks per node with `nproc` on the node.
+enum class YieldPolicy { automatic, always, never };
+
+struct ScriptRun {
+  std::string id;        // [A-Za-z0-9_.-]+, unique in the script; names the run's files
+  double timeout_s = 120;  // the run is killed (status 124) after this
+  std::map<std::string, std::string> env;  // set for this run only
+  std::vector<std::string> argv;           // the launcher command line (srun ... / mpirun ...)
+};
+
+struct BatchScriptSpec {
+  std::string job_name;   // [A-Za-z0-9_.-]+
+  std::string partition;  // empty = the cluster's default
+  std::string account;
+  std::string qos;
+  int nodes = 1;
+  int ntasks = 4;
+  int ntasks_per_node = 0;  // 0 = unset
+  bool exclusive = true;    // benchmarks must not share nodes with other jobs
+  int time_limit_minutes = 10;
+  std::filesystem::path job_dir;  // absolute, directive-safe, visible from the compute nodes
+  int attempts = 2;       // tries of a run that exits non-zero (a timeout is not retried)
+  int kill_after_s = 10;  // SIGKILL this long after a run's timeout SIGTERM
+  int ranks_per_node = 4;
+  YieldPolicy yield = YieldPolicy::automatic;
+  // Variables inherited from the submitting environment (sbatch --export=ALL) whose names start
+  // with one of these are unset: a user's OMPI_MCA_coll_* would change what runs measure.
+  std::vector<std::string> unset_env_prefixes = {"OMPI_MCA_coll"};
+  std::map<std::string, std::string> env;  // exported for every run
+  std::string ompi_info = "ompi_info";     // run once for provenance; empty = skip
+  std::vector<ScriptRun> runs;
+};
+
+// The default template. Placeholders, each exactly once: {{directives}} (the #SBATCH lines;
+// only comments and blank lines may precede it), {{prologue}} (variables, environment, the
+// colltune_run function), {{runs}} (one colltune_run line per run). An admin's template may add
+// site lines (module load ...) between them.
+std::string_view default_batch_template();
+
+// Renders the script; throws std::invalid_argument naming the bad field or template problem.
+std::string render_batch_script(const BatchScriptSpec& spec,
+                                std::string_view template_text = default_batch_template());
+
+// Checks a template (placeholders, shebang); throws std::invalid_argument.
+void validate_batch_template(std::string_view template_text);
+
+// A time limit that no well-behaved batch reaches: every attempt of every run may use its whole
+// timeout plus the kill grace, plus a fixed allowance for the job's start, then `margin`
+// (0.1 = 10 %) on top; rounded up to whole minutes, at least 1.
+int time_limit_minutes_for(const std::vector<ScriptRun>& runs, int attempts, int kill_after_s,
+                           double margin = 0.1, double fixed_allowance_s = 60);
+
+}  // namespace colltune::slurm

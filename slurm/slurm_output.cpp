@@ -1,0 +1,166 @@
+#include "slurm/slurm_output.h"
+
+#include <charconv>
+
+namespace colltune::slurm {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
+                        s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
+                        s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    auto pos = text.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(text.substr(start));
+      return parts;
+    }
+    parts.push_back(text.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (auto line : split(text, '\n')) {
+    line = trim(line);
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::optional<std::string> parse_sbatch_parsable(std::string_view stdout_text) {
+  // sbatch may print warnings on stdout before the id on some sites: take the last line.
+  auto lines = lines_of(stdout_text);
+  if (lines.empty()) return std::nullopt;
+  auto last = lines.back();
+  auto id = last.substr(0, last.find(';'));
+  if (!all_digits(id)) return std::nullopt;
+  return std::string(id);
+}
+
+std::optional<QueueEntry> parse_squeue(std::string_view stdout_text, std::string_view job_id) {
+  for (auto line : lines_of(stdout_text)) {
+    auto first = line.find('|');
+    if (first == std::string_view::npos) continue;
+    auto second = line.find('|', first + 1);
+    if (second == std::string_view::npos) continue;
+    if (trim(line.substr(0, first)) != job_id) continue;
+    auto state = parse_job_state(line.substr(first + 1, second - first - 1));
+    if (!state) return std::nullopt;
+    return QueueEntry{std::string(job_id), *state, std::string(trim(line.substr(second + 1)))};
+  }
+  return std::nullopt;
+}
+
+std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::string_view job_id) {
+  std::optional<AccountingRecord> found;
+  for (auto line : lines_of(stdout_text)) {
+    auto fields = split(line, '|');
+    if (fields.size() < 8 || trim(fields[0]) != job_id) continue;
+    auto state = parse_job_state(fields[2]);
+    if (!state) continue;
+    AccountingRecord r;
+    r.job_id = std::string(job_id);
+    r.job_name = std::string(fields[1]);
+    r.state = *state;
+    r.state_text = std::string(trim(fields[2]));
+    r.exit_code = parse_job_exit_code(fields[3]);
+    r.start = std::string(trim(fields[4]));
+    r.end = std::string(trim(fields[5]));
+    r.elapsed = std::string(trim(fields[6]));
+    r.node_list = std::string(trim(fields[7]));
+    found = std::move(r);
+  }
+  return found;
+}
+
+std::map<std::string, std::string> parse_scontrol_record(std::string_view line) {
+  std::map<std::string, std::string> record;
+  std::string* last = nullptr;
+  for (auto token : split(trim(line), ' ')) {
+    if (token.empty()) continue;
+    auto eq = token.find('=');
+    // A key is a word of letters, digits and a few punctuation marks ("Socks/Node", "ReqB:S:C:T").
+    bool is_key = eq != std::string_view::npos && eq > 0;
+    if (is_key) {
+      for (char c : token.substr(0, eq)) {
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '/' || c == ':' || c == '_';
+        if (!ok) {
+          is_key = false;
+          break;
+        }
+      }
+    }
+    if (is_key) {
+      last = &record[std::string(token.substr(0, eq))];
+      *last = std::string(token.substr(eq + 1));
+    } else if (last) {
+      *last += " ";
+      *last += token;
+    }
+  }
+  return record;
+}
+
+bool ping_says_up(std::string_view stdout_text) { return contains(stdout_text, "is UP"); }
+
+std::vector<NodeInfo> parse_sinfo_nodes(std::string_view stdout_text) {
+  std::vector<NodeInfo> nodes;
+  for (auto line : lines_of(stdout_text)) {
+    auto fields = split(line, '|');
+    if (fields.size() < 4) continue;
+    NodeInfo n;
+    n.name = std::string(trim(fields[0]));
+    n.state = std::string(trim(fields[1]));
+    auto cpus = trim(fields[2]);
+    std::from_chars(cpus.data(), cpus.data() + cpus.size(), n.cpus);
+    // The reason is free text and may itself contain '|'.
+    auto reason_start = fields[0].size() + fields[1].size() + fields[2].size() + 3;
+    n.reason = std::string(trim(line.substr(reason_start)));
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+bool says_invalid_job_id(std::string_view stderr_text) {
+  return contains(stderr_text, "Invalid job id");
+}
+
+bool says_accounting_disabled(std::string_view stderr_text) {
+  return contains(stderr_text, "accounting storage is disabled");
+}
+
+bool is_transient_slurm_error(std::string_view stderr_text) {
+  for (std::string_view marker :
+       {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
+        "connect failure", "Resource temporarily unavailable", "try again",
+        "Slurm temporarily unable", "Zero Bytes were transmitted", "Communication connection failure"})
+    if (contains(stderr_text, marker)) return true;
+  return false;
+}
+
+}  // namespace colltune::slurm
