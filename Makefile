@@ -38,7 +38,7 @@ check-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_BUILD) $(CTEST_ARGS) -LE 'slurm|mpi'
+	  ctest --test-dir $(ASAN_BUILD) $(CTEST_ARGS) -LE 'slurm|mpi|integration|web'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

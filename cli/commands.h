@@ -6,5 +6,8 @@
 namespace colltune {
 
 void add_tune_command(CLI::App& app);
+void add_serve_command(CLI::App& app);     // colltune serve (the daemon)
+void add_campaign_command(CLI::App& app);  // colltune campaign ... (daemon client)
+void add_export_command(CLI::App& app);
 
 }  // namespace colltune

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   });
   colltune::add_tune_command(app);
+  colltune::add_serve_command(app);
+  colltune::add_campaign_command(app);
+  colltune::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "server/campaign_spec.h"
+#include "rules/rules_writer.h"
 
 namespace colltune {
 namespace {

@@ -16,6 +16,7 @@
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/rules_stage.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -151,10 +152,64 @@ int run_tune(const TuneArgs& args) {
     return 1;
   }
 
-  store.set_campaign_state(campaign_id, "done");
+  // The rules file: written for the target's Open MPI, validated, verified, re-measured.
+  RulesStageOptions rules_options;
+  rules_options.rules_path = args.rules_out;
+  rules_options.work_dir = args.db + ".work";
+  rules_options.verify = !args.no_verify;
+  rules_options.remeasure_rounds = args.final_repeats;
+  {
+    const auto spec = parse_campaign_spec(store.campaign(campaign_id)->spec);
+    rules_options.format = spec.rules_format;
+    rules_options.verify = rules_options.verify && spec.verify;
+  }
+  std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", args.rules_out.c_str(),
+               backend->name().c_str());
+  JobExecutor executor(store, *backend, [&](const std::string& type, const nlohmann::json& p) {
+    progress.on_event(type, p);
+  });
+  g_cancel = &cancel;
+  std::signal(SIGINT, on_sigint);
+  const RulesStageResult rules = finish_campaign_rules(store, executor, table, campaign_id,
+                                                       rules_options, cancel);
+  std::signal(SIGINT, previous);
+  g_cancel = nullptr;
+  progress.finish_line();
+  if (rules.interrupted) {
+    store.set_campaign_state(campaign_id, "paused", "interrupted by signal");
+    std::fprintf(stderr, "colltune: interrupted during verification; resume with: colltune tune "
+                         "--db %s --resume %lld\n",
+                 args.db.c_str(), static_cast<long long>(campaign_id));
+    return 130;
+  }
+  if (!rules.error.empty() && !rules.deployable) {
+    store.set_campaign_state(campaign_id, "failed", rules.error);
+    std::fprintf(stderr, "colltune: %s\n%s\n", rules.error.c_str(), rules.validation_text.c_str());
+    return 1;
+  }
+
+  store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
   if (!args.report_out.empty()) write_text_file(args.report_out, report.dump(2) + "\n");
+  std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", args.rules_out.c_str(),
+               rules.format.c_str(), rules.validation_text.c_str());
+  if (!rules.validation_text.empty() && rules.validation_text.back() != '\n')
+    std::fputc('\n', stdout);
+  if (rules.verification_skipped) {
+    std::fprintf(stdout, "%s\n", rules.verification_text.c_str());
+  } else {
+    std::fprintf(stdout, "\nverification with the file loaded (algorithm tracer):\n%s",
+                 rules.verification_text.c_str());
+  }
+  if (!rules.error.empty()) {
+    std::fprintf(stderr, "colltune: rules file NOT verified: %s\n", rules.error.c_str());
+    return 3;
+  }
+  std::fprintf(stdout, "%s\n",
+               rules.verification_skipped
+                   ? "rules file written (not verified)"
+                   : "rules file verified: Open MPI runs what it says at every tested size");
   return 0;
 }
 

@@ -18,18 +18,13 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 constexpr double kScaleFloor = 0.02;     // log units: sizes where every config is ~equal
 constexpr double kFailurePenalty = 0.6931471805599453;  // failed runs count as 2x the worst
 constexpr int kMinModelRows = 3;
+constexpr int kFitRows = 48;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
   std::sort(v.begin(), v.end());
   std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Default first, then the lower algorithm id, unsegmented, lower fan-out.
-bool simpler(const TuningConfig& a, const TuningConfig& b) {
-  if (a.is_default() != b.is_default()) return a.is_default();
-  return a < b;
 }
 
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
@@ -156,6 +151,8 @@ BayesStrategy::GridView BayesStrategy::grid_view() const {
 
   GridData& d = v.data;
   d.size_coord.resize(m);
+  d.size_log2.resize(m);
+  for (int s = 0; s < m; ++s) d.size_log2[s] = std::log2(std::max<double>(1, v.sizes[s]));
   double lo = std::log2(std::max<double>(1, v.sizes.front()));
   double hi = std::log2(std::max<double>(1, v.sizes.back()));
   for (int s = 0; s < m; ++s)
@@ -207,8 +204,10 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
                                        : default_initial_design_size(space);
   Rng rng(mix_seed(options_.seed, 0));
   design_ = latin_hypercube_design(space, n, rng);
+  // The replicate gives the noise model data from the start; a design that already covers the
+  // whole space (small spaces) skips it so that bo never costs more than exhaustive.
   if (settings_.repeat_default && space.contains(TuningConfig{}) && !design_.empty() &&
-      design_.front().is_default())
+      design_.front().is_default() && design_.size() < space.size())
     design_.insert(design_.begin() + 1, TuningConfig{});
 }
 
@@ -310,25 +309,36 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
     return finish();
   }
 
-  // Hyper-parameters: multi-start when the data doubled, warm refit when it grew.
+  // Hyper-parameters: multi-start when the data doubled, warm refit when it grew. Fits and
+  // predictions use the data with outlier cells winsorised under the current hyper-parameters.
   const int n = static_cast<int>(view.rows.size());
+  auto robust = [](GridData data, const Eigen::VectorXd& theta) {
+    winsorize_outliers(data, theta);
+    return data;
+  };
+  // Hyper-parameters are fitted on at most kFitRows rows: bounded decision time.
+  auto fit = [](const GridData& data, const std::vector<Eigen::VectorXd>& starts, int iterations) {
+    return fit_grid_gp(subset_rows(data, kFitRows), starts, iterations);
+  };
   if (!theta_ || n >= 2 * full_fit_rows_) {
+    const bool first_fit = !theta_;
     std::vector<Eigen::VectorXd> starts;
     if (theta_) starts.push_back(*theta_);
     starts.push_back(KroneckerGp::default_theta());
     const Eigen::VectorXd lb = KroneckerGp::lower_bounds(), ub = KroneckerGp::upper_bounds();
-    for (int k = 0; k < 2; ++k) {
-      Eigen::VectorXd t = KroneckerGp::default_theta();
-      for (int i = 0; i < t.size(); ++i)
-        t[i] = std::clamp(t[i] + (rng.uniform() * 2 - 1) * 1.5, lb[i], ub[i]);
-      starts.push_back(t);
-    }
-    theta_ = fit_grid_gp(view.data, starts, 60);
+    Eigen::VectorXd jitter = KroneckerGp::default_theta();
+    for (int i = 0; i < jitter.size(); ++i)
+      jitter[i] = std::clamp(jitter[i] + (rng.uniform() * 2 - 1) * 1.5, lb[i], ub[i]);
+    starts.push_back(jitter);
+    theta_ = fit(first_fit ? view.data : robust(view.data, *theta_), starts, 40);
+    // The first fit saw the outliers: fit once more on the winsorised data.
+    if (first_fit) theta_ = fit(robust(view.data, *theta_), {*theta_}, 30);
     full_fit_rows_ = fitted_rows_ = n;
   } else if (n >= fitted_rows_ * settings_.refit_growth && n > fitted_rows_) {
-    theta_ = fit_grid_gp(view.data, {*theta_}, 30);
+    theta_ = fit(robust(view.data, *theta_), {*theta_}, 30);
     fitted_rows_ = n;
   }
+  view.data = robust(view.data, *theta_);
 
   std::vector<EncodedConfig> cand_enc;
   for (const auto& c : candidates) cand_enc.push_back(encoder_.encode(c));
@@ -365,15 +375,16 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
     add_fantasies(observed_gp, unobserved);
   }
 
-  // Noise-aware incumbent per size: lowest posterior mean among evaluated configurations.
-  Eigen::MatrixXd row_mean;
-  observed_gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
-                                                 view.data.configs.begin() + view.data_rows),
-                      &row_mean, nullptr);
+  // Noise-aware incumbent per size: the lowest posterior value among evaluated
+  // configurations (their own runs count for what the measurement noise allows).
+  const double share = observed_gp.measurement_share();
+  Eigen::MatrixXd cell_mean, cell_var;
+  observed_gp.observed_cell_posterior(share, &cell_mean, &cell_var);
   Eigen::VectorXd incumbent(m);
   for (int s = 0; s < m; ++s)
-    incumbent[s] = view.center[s] + view.scale[s] * row_mean.col(s).minCoeff();
-  const Eigen::VectorXd noise_sd = observed_gp.noise_log_variance().cwiseSqrt();
+    incumbent[s] = view.center[s] + view.scale[s] * cell_mean.topRows(view.data_rows).col(s).minCoeff();
+  const Eigen::VectorXd noise_var = observed_gp.noise_log_variance();
+  const Eigen::VectorXd noise_sd = noise_var.cwiseSqrt();
 
   Eigen::MatrixXd mean_std, var_std;
   auto gp = std::make_unique<KroneckerGp>(data, *theta_);
@@ -383,8 +394,9 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
     for (int i = 0; i < nc; ++i)
       for (int s = 0; s < m; ++s) {
         double mu = view.center[s] + view.scale[s] * mean_std(i, s);
-        double sd = view.scale[s] * std::sqrt(var_std(i, s));
-        log_ei(i, s) = log_expected_improvement(mu, sd, incumbent[s]);
+        // An unmeasured configuration also has its own discrepancy, unknown until run.
+        double var = view.scale[s] * view.scale[s] * var_std(i, s) + (1.0 - share) * noise_var[s];
+        log_ei(i, s) = log_expected_improvement(mu, std::sqrt(var), incumbent[s]);
       }
   };
   fill_log_ei();
@@ -427,61 +439,23 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
   return finish();
 }
 
-std::vector<TuningConfig> BayesStrategy::finalists(int per_size) const {
-  std::set<TuningConfig> picked;
-  if (per_size <= 0) return {};
-  GridView view = grid_view();
-  if (view.data_rows == 0) return {};
-  const int m = static_cast<int>(view.sizes.size());
-  const int rows = view.data_rows;
-  Eigen::MatrixXd mean, var;
-  bool have_model = theta_ && rows >= kMinModelRows;
-  if (have_model) {
-    KroneckerGp gp(view.data, *theta_);
-    gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
-                                          view.data.configs.begin() + rows),
-               &mean, &var);
-  } else {
-    mean.setConstant(rows, m, std::numeric_limits<double>::infinity());
-    var.setZero(rows, m);
-    for (int j = 0; j < rows; ++j)
-      for (int s = 0; s < m; ++s)
-        if (!view.logs[j][s].empty()) mean(j, s) = median_of(view.logs[j][s]);
-  }
-  for (int s = 0; s < m; ++s) {
-    std::vector<int> order(rows);
-    for (int j = 0; j < rows; ++j) order[j] = j;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return mean(a, s) < mean(b, s); });
-    const int top = order.front();
-    auto contender = [&](int j) {
-      double band = settings_.finalist_z * std::sqrt(var(j, s) + var(top, s)) * view.scale[s];
-      return (mean(j, s) - mean(top, s)) * (have_model ? view.scale[s] : 1.0) <= band + 1e-12;
-    };
-    for (int k = 0; k < per_size && k < rows; ++k)
-      if (k == 0 || contender(order[k])) picked.insert(view.rows[order[k]]);
-    int def = view.row_of(TuningConfig{});
-    if (def >= 0 && def < rows && contender(def)) picked.insert(TuningConfig{});
-  }
-  return {picked.begin(), picked.end()};
-}
-
-std::vector<Choice> BayesStrategy::recommend() const {
-  std::vector<Choice> out;
+std::vector<BayesStrategy::SizeDecision> BayesStrategy::decide() const {
+  std::vector<SizeDecision> out;
   GridView view = grid_view();
   if (view.data_rows == 0) return out;
   const int m = static_cast<int>(view.sizes.size());
   const int rows = view.data_rows;
-  bool have_model = theta_ && rows >= kMinModelRows;
+  const bool have_model = theta_ && rows >= kMinModelRows;
   Eigen::MatrixXd mean, var;
   Eigen::VectorXd noise_sd = Eigen::VectorXd::Constant(m, 0.1);
   if (have_model) {
+    winsorize_outliers(view.data, *theta_);
     KroneckerGp gp(view.data, *theta_);
-    gp.predict(std::vector<EncodedConfig>(view.data.configs.begin(),
-                                          view.data.configs.begin() + rows),
-               &mean, &var);
-    noise_sd = gp.noise_log_variance().cwiseSqrt();
+    const double share = gp.measurement_share();
+    gp.observed_cell_posterior(share, &mean, &var);
+    noise_sd = (share * gp.noise_log_variance()).cwiseSqrt();
   }
+  const std::string mode = have_model ? settings_.final_score : "median";
   for (int s = 0; s < m; ++s) {
     std::vector<int> measured;
     for (int j = 0; j < rows; ++j)
@@ -491,43 +465,66 @@ std::vector<Choice> BayesStrategy::recommend() const {
     auto sd2 = [&](int j) { return view.scale[s] * view.scale[s] * var(j, s); };
     auto med = [&](int j) { return median_of(view.logs[j][s]); };
     auto runs = [&](int j) { return static_cast<double>(view.logs[j][s].size()); };
-
-    const std::string mode = have_model ? settings_.final_score : "median";
-    int pick = -1;
-    if (mode == "posterior") {
+    // Score (log latency) and the standard deviation of its error, per measured configuration.
+    auto score = [&](int j) { return mode == "median" ? med(j) : mu(j); };
+    auto score_sd = [&](int j) {
+      return mode == "median" ? noise_sd[s] / std::sqrt(runs(j)) : std::sqrt(sd2(j));
+    };
+    std::vector<int> pool = measured;
+    if (mode == "hybrid") {  // contenders by posterior, then scored by their median
       int best = measured.front();
       for (int j : measured)
         if (mu(j) < mu(best)) best = j;
-      pick = best;
+      pool.clear();
       for (int j : measured)
-        if (mu(j) - mu(best) <= settings_.tie_z * std::sqrt(sd2(j) + sd2(best)) &&
-            simpler(view.rows[j], view.rows[pick]))
-          pick = j;
-    } else {
-      std::vector<int> contenders = measured;
-      if (mode == "hybrid") {
-        int best = measured.front();
-        for (int j : measured)
-          if (mu(j) < mu(best)) best = j;
-        contenders.clear();
-        for (int j : measured)
-          if (mu(j) - mu(best) <= settings_.finalist_z * std::sqrt(sd2(j) + sd2(best)) + 1e-12)
-            contenders.push_back(j);
-      }
-      int best = contenders.front();
-      for (int j : contenders)
-        if (med(j) < med(best)) best = j;
-      pick = best;
-      for (int j : contenders) {
-        double tolerance = settings_.tie_z * noise_sd[s] * std::sqrt(1.0 / runs(j) + 1.0 / runs(best));
-        if (med(j) - med(best) <= tolerance && simpler(view.rows[j], view.rows[pick])) pick = j;
-      }
+        if (mu(j) - mu(best) <= settings_.finalist_z * std::sqrt(sd2(j) + sd2(best)) + 1e-12)
+          pool.push_back(j);
     }
+    std::stable_sort(pool.begin(), pool.end(), [&](int a, int b) { return score(a) < score(b); });
+    const int best = pool.front();
+    // Within noise of the best is a tie: the default wins a tie, else the configuration with
+    // fewer knobs, else the better score.
+    std::vector<int> ties;
+    for (int j : pool)
+      if (score(j) - score(best) <= settings_.tie_z * std::hypot(score_sd(j), score_sd(best)))
+        ties.push_back(j);
+    auto knobs = [&](int j) { return (view.rows[j].segsize > 0) + (view.rows[j].fanout > 0); };
+    int pick = best;
+    for (int j : ties) {
+      if (view.rows[j].is_default()) {
+        pick = j;
+        break;
+      }
+      if (knobs(j) < knobs(pick)) pick = j;
+    }
+    SizeDecision d;
+    d.msg_size = view.sizes[s];
+    d.pick = view.rows[pick];
+    d.pick_latency_us = std::exp(med(pick));
+    d.ranked.push_back(view.rows[pick]);
+    for (int j : ties)
+      if (j != pick) d.ranked.push_back(view.rows[j]);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<TuningConfig> BayesStrategy::finalists(int per_size) const {
+  std::set<TuningConfig> picked;
+  for (const auto& d : decide())
+    for (int k = 0; k < per_size && k < static_cast<int>(d.ranked.size()); ++k)
+      picked.insert(d.ranked[k]);
+  return {picked.begin(), picked.end()};
+}
+
+std::vector<Choice> BayesStrategy::recommend() const {
+  std::vector<Choice> out;
+  for (const auto& d : decide()) {
     Choice c;
-    c.msg_size = view.sizes[s];
-    c.config = view.rows[pick];
-    c.latency_us = std::exp(med(pick));
-    c.default_us = observations_.median(TuningConfig{}, view.sizes[s]);
+    c.msg_size = d.msg_size;
+    c.config = d.pick;
+    c.latency_us = d.pick_latency_us;
+    c.default_us = observations_.median(TuningConfig{}, d.msg_size);
     out.push_back(c);
   }
   return out;
@@ -552,7 +549,9 @@ nlohmann::json BayesStrategy::state() const {
           {"theta", theta},              {"fitted_rows", fitted_rows_},
           {"full_fit_rows", full_fit_rows_},
           {"suggest_calls", suggest_calls_},
-          {"stopped", stopped_},         {"stop_reason", stop_reason_}};
+          {"stopped", stopped_},         {"stop_reason", stop_reason_},
+          // Derived from "evaluations"; kept for readers of the common state layout.
+          {"observations", observations_.to_json()}};
 }
 
 void BayesStrategy::restore(const nlohmann::json& state) {

@@ -14,8 +14,12 @@
 //    pending configurations are never suggested again (the default's replicate aside).
 //  - Stop ("ei", the default): every size closed; or budgets (evaluations, benchmark seconds);
 //    "thesis": <= 150 evaluations and < 1 % improvement of the geometric-mean best over 15.
-//  - Final choice per size: contenders by posterior mean, picked by the median of their runs,
-//    a gap within noise is a tie won by the default, then the simpler configuration.
+//  - Final choice per size (recommend): the lowest posterior mean of an evaluated
+//    configuration; a gap within tie_z posterior standard deviations is a tie, won by the
+//    default, else by the configuration with fewer knobs. final_score "median" ranks by the
+//    median of the runs instead (noise from the model), "hybrid" takes the posterior
+//    contenders and ranks them by median. The campaign engine makes its own pick from the
+//    re-measured finalists(): contenders by posterior mean, within finalist_z sd of the best.
 //
 // Settings (StrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // repeat_default (bool), ei_noise_fraction, ei_floor, refit_growth, final_score ("hybrid",
@@ -38,10 +42,10 @@ namespace colltune {
 struct BayesSettings {
   int initial_points = 0;
   bool repeat_default = true;
-  double ei_noise_fraction = 0.1;
+  double ei_noise_fraction = 0.2;
   double ei_floor = 0.002;
   double refit_growth = 1.25;
-  std::string final_score = "hybrid";
+  std::string final_score = "posterior";
   double tie_z = 1.0;
   double finalist_z = 1.0;
 
@@ -57,6 +61,7 @@ class BayesStrategy : public Strategy {
   std::vector<TuningConfig> suggest(int max_count) override;
   void observe(const Evaluation& evaluation) override;
   bool done() const override;
+  int planned_evaluations() const override { return max_evaluations_; }
   std::vector<TuningConfig> finalists(int per_size) const override;
   std::vector<Choice> recommend() const override;
   nlohmann::json state() const override;
@@ -72,6 +77,14 @@ class BayesStrategy : public Strategy {
 
  private:
   GridView grid_view() const;
+  // Per size: the pick, then the configurations tied with the best (best score first).
+  struct SizeDecision {
+    std::int64_t msg_size = 0;
+    TuningConfig pick;
+    double pick_latency_us = 0;  // median of the pick's runs
+    std::vector<TuningConfig> ranked;
+  };
+  std::vector<SizeDecision> decide() const;
   std::vector<std::int64_t> size_grid() const;
   bool budget_exhausted() const;
   bool thesis_rule_met() const;

@@ -5,7 +5,7 @@
 
 namespace colltune {
 
-ConfigEncoder::ConfigEncoder(const SearchSpace& space) {
+ConfigEncoder::ConfigEncoder(const SearchSpace& space) : space_(&space) {
   int min_seg = 0, max_seg = 0, max_fan = 0;
   for (const auto& p : space.points()) {
     algorithms_.push_back(p.algorithm);
@@ -38,6 +38,9 @@ EncodedConfig ConfigEncoder::encode(const TuningConfig& config) const {
                                         : seg_lo_ + seg_span_;
     e.seg = std::clamp((log_seg - seg_lo_) / seg_span_, 0.0, 1.0);
   }
+  const AlgorithmInfo* info = space_->algorithm_info(config.algorithm);
+  if (info && info->uses_segsize && config.segsize > 0)
+    e.log2_segment = std::log2(static_cast<double>(config.segsize));
   if (fan_span_ > 0 && config.fanout > 0)
     e.fan = std::clamp(std::log2(static_cast<double>(config.fanout)) / fan_span_, 0.0, 1.0);
   return e;

@@ -20,6 +20,9 @@ struct EncodedConfig {
   int category = 0;
   double seg = 0;
   double fan = 0;
+  // log2 of the segment size when the algorithm really segments, else 0 (= not segmented):
+  // with the message size it gives the number of segments, log2(m) - log2_segment.
+  double log2_segment = 0;
 };
 
 class ConfigEncoder {
@@ -37,6 +40,7 @@ class ConfigEncoder {
   static double design_distance2(const EncodedConfig& a, const EncodedConfig& b);
 
  private:
+  const SearchSpace* space_;
   std::vector<int> algorithms_;
   double seg_lo_ = 0, seg_span_ = 0;  // log2 range of positive segment sizes (+1 for "none")
   double fan_span_ = 0;               // log2 of the largest fan-out

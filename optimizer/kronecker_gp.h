@@ -3,11 +3,17 @@
 //
 //   cov(y(c,s), y(c',s')) = k_c(c,c') k_s(s,s') + [c=c'][s=s'] tau_s^2 / r_c
 //   k_c(c,c') = sigma_f^2 * (1 if alg(c)=alg(c') else rho) * Matern52_ARD((seg,fan), (seg',fan'))
-//   k_s(s,s') = Matern52(|u_s - u_s'| / l_size)          (u = scaled log2 message size)
-//   tau_s^2   = exp(eta0 + eta1 t_s + eta2 t_s^2) / scale_s^2,   t_s = 2 u_s - 1
+//   k_s(s,s') = Matern52(|u_s - u_s'| / l_size) + lambda [s=s']   (u = scaled log2 size)
+//   tau_s^2   = exp(q(t_s)) / scale_s^2,   t_s = 2 u_s - 1, q the quadratic through the noise
+//               log-variances (kNoiseSmall, kNoiseMid, kNoiseLarge) at t = -1, 0, 1
 //
+// The prior mean is w * log2(number of segments) / scale_s (segments = message size / segment
+// size for configurations that segment): the segmentation cost grows with the message size at
+// a fixed segment size, a diagonal structure a separable kernel represents poorly.
+// lambda lets part of the configuration effect (still smooth over configurations) differ from
+// one size to the next, so that a fast change of ranking with size is not taken for noise.
 // y is the per-size standardised mean of log latency over the r_c runs of configuration c
-// (scale_s converts standardised units back to log units, so exp(eta...) is the per-run noise
+// (scale_s converts standardised units back to log units, so exp(q) is the per-run noise
 // variance of log latency: CV^2 for small CVs). One OSU run fills a whole row, which is what
 // makes the grid complete. With K~ = (R^-1/2 K_c R^-1/2) (x) (D^-1/2 K_s D^-1/2) + I, both
 // factors are eigendecomposed: O(n^3 + m^3) per factorisation instead of O((nm)^3).
@@ -30,15 +36,18 @@ enum GridGpParam : int {
   kLogLengthSeg,
   kLogLengthFan,
   kLogLengthSize,
-  kNoise0,
-  kNoise1,
-  kNoise2,
+  kLogSizeNugget,  // size-independent share of the configuration effect
+  kSegmentSlope,   // mean: log-latency cost per doubling of the number of segments
+  kNoiseSmall,  // noise log-variance at the smallest size (t = -1)
+  kNoiseMid,    // ... at the middle size (t = 0)
+  kNoiseLarge,  // ... at the largest size (t = 1)
   kGridGpParamCount
 };
 
 struct GridData {
   std::vector<EncodedConfig> configs;  // n rows
   Eigen::VectorXd size_coord;          // m columns, in [0, 1]
+  Eigen::VectorXd size_log2;           // m, log2 of the message size (for segment counts)
   Eigen::MatrixXd z;                   // n x m, standardised mean of log latency
   Eigen::VectorXd repeats;             // n, runs behind each row (>= 1)
   Eigen::MatrixXd within_ss;           // n x m, sum of squared deviations of the runs (std. units)
@@ -67,6 +76,26 @@ class KroneckerGp {
   // Per-run noise variance of log latency at each size (log units).
   Eigen::VectorXd noise_log_variance() const;
 
+  // Share of the noise variance that is run-to-run measurement noise, from the scatter of
+  // repeated runs (pooled over sizes, with a weak pull towards 1); 1 without repeats. The rest
+  // is discrepancy: behaviour of one configuration at one size that the smooth kernel misses,
+  // real in that it comes back when the configuration is run again.
+  double measurement_share() const;
+
+  // Posterior of the actual value (smooth part + discrepancy) of every observed cell, in
+  // standardised units (n x m): the leave-one-out prediction from the other cells combined with
+  // the cell's own runs, which carry only the measurement noise. With share 1 this is the
+  // usual posterior at the training inputs.
+  void observed_cell_posterior(double share, Eigen::MatrixXd* mean, Eigen::MatrixXd* var) const;
+
+  // Leave-one-cell-out residuals y - E[y | all other cells] (standardised units, n x m), and
+  // their predictive standard deviations in `sd`. Exact, from the eigendecompositions.
+  Eigen::MatrixXd loo_residuals(Eigen::MatrixXd* sd) const;
+
+  // log2(number of segments) of configurations at each size (points x m).
+  static Eigen::MatrixXd segment_feature(const std::vector<EncodedConfig>& points,
+                                         const Eigen::VectorXd& size_log2);
+
   // Covariance of configurations (without the size factor) and of sizes: exposed for tests.
   static Eigen::MatrixXd config_covariance(const std::vector<EncodedConfig>& a,
                                            const std::vector<EncodedConfig>& b,
@@ -90,12 +119,24 @@ class KroneckerGp {
   Eigen::MatrixXd qc_, qs_;                 // eigenvectors of the whitened factors
   Eigen::VectorXd lc_, ls_;                 // their eigenvalues (clamped >= 0)
   Eigen::MatrixXd g_;                       // 1 / (lc_i ls_j + 1)
-  Eigen::MatrixXd alpha_;                   // K^-1 y as an n x m matrix
+  Eigen::MatrixXd mean_z_;                  // prior mean of the rows (standardised)
+  Eigen::MatrixXd feature_z_;               // segment feature / scale (n x m)
+  Eigen::MatrixXd alpha_;                   // K^-1 (y - mean) as an n x m matrix
   Eigen::MatrixXd alpha_ks_;                // alpha * K_s, for predictive means
   Eigen::MatrixXd pc_;                      // diag(sqrt r) Q_c
   Eigen::MatrixXd vs2_;                     // (K_s D^-1/2 Q_s)^2 elementwise, m x m
   double log_likelihood_ = 0;
 };
+
+// Robustness against outlier runs (one run slowed by a scheduler hiccup): cells slower than
+// their leave-one-out prediction by more than `limit` predictive standard deviations are
+// pulled back to that limit. One-sided: nothing makes a run faster than the configuration can
+// go, so fast surprises are kept as real features. Returns the cells changed.
+int winsorize_outliers(GridData& data, const Eigen::VectorXd& theta, double limit = 2.5);
+
+// At most `max_rows` rows of the data, for fitting hyper-parameters in bounded time: rows with
+// repeated runs first (they carry the noise level), then evenly spaced over the rest.
+GridData subset_rows(const GridData& data, int max_rows);
 
 // Maximises log likelihood + log prior over theta with L-BFGS-B from each start; returns the
 // best theta (the first start when every run fails).

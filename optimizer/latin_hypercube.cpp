@@ -24,6 +24,36 @@ std::vector<int> stratified_levels(int slots, int levels, Rng& rng) {
   return out;
 }
 
+// Swaps levels between slots so that no algorithm gets the same level twice while it has
+// configurations left at other levels (keeps the design non-collapsing within an algorithm).
+void spread_within_algorithms(std::vector<int>& levels, const std::vector<int>& slot_algorithm,
+                              int level_count) {
+  const std::size_t k = levels.size();
+  auto clashes = [&](std::size_t slot, int level) {
+    int same_alg = 0;
+    for (std::size_t o = 0; o < k; ++o)
+      if (slot_algorithm[o] == slot_algorithm[slot]) ++same_alg;
+    if (same_alg > level_count) return false;  // repeats are unavoidable
+    for (std::size_t o = 0; o < k; ++o)
+      if (o != slot && slot_algorithm[o] == slot_algorithm[slot] && levels[o] == level) return true;
+    return false;
+  };
+  for (std::size_t round = 0; round < 4 * k; ++round) {
+    std::size_t bad = k;
+    for (std::size_t i = 0; i < k && bad == k; ++i)
+      if (clashes(i, levels[i])) bad = i;
+    if (bad == k) return;
+    bool fixed = false;
+    for (std::size_t j = 0; j < k && !fixed; ++j) {
+      if (j == bad || levels[j] == levels[bad]) continue;
+      std::swap(levels[bad], levels[j]);
+      if (!clashes(bad, levels[bad]) && !clashes(j, levels[j])) fixed = true;
+      else std::swap(levels[bad], levels[j]);
+    }
+    if (!fixed) return;
+  }
+}
+
 // Points per algorithm: balanced, capped by how many configurations each algorithm has.
 std::map<int, int> algorithm_counts(const std::map<int, std::vector<int>>& by_algorithm, int n,
                                     Rng& rng) {
@@ -46,14 +76,14 @@ std::map<int, int> algorithm_counts(const std::map<int, std::vector<int>>& by_al
 }  // namespace
 
 int default_initial_design_size(const SearchSpace& space) {
-  std::set<int> algorithms;
-  bool has_seg = false, has_fan = false;
+  std::set<int> algorithms, segs, fans;
   for (const auto& p : space.points()) {
     algorithms.insert(p.algorithm);
-    has_seg |= p.segsize > 0;
-    has_fan |= p.fanout > 1;
+    const AlgorithmInfo* info = space.algorithm_info(p.algorithm);
+    if (info && info->uses_segsize) segs.insert(p.segsize);
+    if (info && info->uses_fanout) fans.insert(p.fanout);
   }
-  int n = static_cast<int>(algorithms.size()) + (has_seg ? 1 : 0) + (has_fan ? 1 : 0);
+  int n = static_cast<int>(algorithms.size()) + (segs.size() > 1 ? 1 : 0) + (fans.size() > 1 ? 1 : 0);
   return std::min<int>(n, static_cast<int>(space.size()));
 }
 
@@ -114,6 +144,9 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
     if (!seg_levels.empty()) {
       auto lv = stratified_levels(static_cast<int>(seg_slots.size()),
                                   static_cast<int>(seg_levels.size()), rng);
+      std::vector<int> owners;
+      for (int slot : seg_slots) owners.push_back(slot_alg[slot]);
+      spread_within_algorithms(lv, owners, static_cast<int>(seg_levels.size()));
       for (std::size_t k = 0; k < seg_slots.size(); ++k) seg_target[seg_slots[k]] = seg_levels[lv[k]];
     }
     if (!fan_levels.empty()) {

@@ -1,14 +1,18 @@
 #include <stdexcept>
 
+#include "optimizer/bayes_strategy.h"
+#include "optimizer/per_size_bayes_strategy.h"
 #include "optimizer/sampling_strategies.h"
 #include "optimizer/strategy.h"
 
 namespace colltune {
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+std::vector<std::string> strategy_names() { return {"bo", "bo-per-size", "random", "exhaustive"}; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchSpace& space,
                                         const StrategyOptions& options) {
+  if (name == "bo") return std::make_unique<BayesStrategy>(space, options);
+  if (name == "bo-per-size") return std::make_unique<PerSizeBayesStrategy>(space, options);
   if (name == "exhaustive")
     return std::make_unique<OrderedSamplingStrategy>("exhaustive", space, options, false);
   if (name == "random") {

@@ -290,7 +290,7 @@ std::optional<std::int64_t> parse_count(std::string_view token) {
   return value;
 }
 
-// Feeds the table lines (classes 3) one by one and fills an OsuOutput.
+// Feeds the table lines (class 3 above) one by one and fills an OsuOutput.
 class TableParser {
  public:
   explicit TableParser(OsuOutput& output) : output_(output) {}

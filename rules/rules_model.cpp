@@ -29,8 +29,7 @@ std::size_t scan_with_break(std::size_t count, Bound bound, std::int64_t value) 
   return best;
 }
 
-std::optional<RuleMatch> lookup_4_1(const CollectiveRules& rules, int comm_size,
-                                    std::int64_t key) {
+std::optional<RuleMatch> lookup_4_1(const CollectiveRules& rules, int comm_size, std::int64_t key) {
   if (rules.blocks.empty()) return std::nullopt;
   RuleMatch match;
   match.block_index = scan_with_break(
@@ -95,6 +94,9 @@ TuningConfig configured_choice(const RulesModel& model, Collective c, int comm_s
 
 namespace {
 
+// Entry i >= 1 is selected for v iff entries 0..i are all <= v and entry i+1 is > v:
+// [max(bound 0..i), bound(i+1)). Entry 0 is also selected when bound(0) > v (the scan breaks
+// at once): [0, max(bound 0, bound 1)).
 template <typename Bound>
 SizeRange scan_range(std::size_t count, Bound bound, std::size_t index) {
   SizeRange range;
@@ -102,6 +104,7 @@ SizeRange scan_range(std::size_t count, Bound bound, std::size_t index) {
   for (std::size_t i = 0; i <= index; ++i) running_max = std::max(running_max, bound(i));
   range.begin = index == 0 ? 0 : running_max;
   range.end = index + 1 < count ? bound(index + 1) : kOpen;
+  if (index == 0) range.end = std::max(range.end, bound(0));
   if (range.end < range.begin) range.end = range.begin;
   return range;
 }
@@ -110,8 +113,8 @@ SizeRange scan_range(std::size_t count, Bound bound, std::size_t index) {
 
 SizeRange block_comm_range(const CollectiveRules& rules, std::size_t index) {
   return scan_range(
-      rules.blocks.size(),
-      [&](std::size_t i) { return std::int64_t{rules.blocks[i].comm_size}; }, index);
+      rules.blocks.size(), [&](std::size_t i) { return std::int64_t{rules.blocks[i].comm_size}; },
+      index);
 }
 
 SizeRange rule_key_range(const CommSizeBlock& block, std::size_t index) {

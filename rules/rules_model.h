@@ -35,7 +35,7 @@ struct MessageRule {
 };
 
 struct CommSizeBlock {
-  int comm_size = 0;                // lower bound of the communicator-size range
+  int comm_size = 0;               // lower bound of the communicator-size range
   std::vector<MessageRule> rules;  // in file order; empty = fixed decision
   bool operator==(const CommSizeBlock&) const = default;
 };

@@ -9,11 +9,10 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "rules/version_tables.h"
 
@@ -21,16 +20,20 @@ namespace colltune {
 
 RulesDialect rules_dialect_for(const OmpiVersion& v) {
   if (v.major >= 6) return RulesDialect::ompi_main;
-  if (v.major == 5) return v >= OmpiVersion{5, 0, 7} ? RulesDialect::ompi_v2 : RulesDialect::ompi_4_1;
+  if (v.major == 5)
+    return v >= OmpiVersion{5, 0, 7} ? RulesDialect::ompi_v2 : RulesDialect::ompi_4_1;
   if (v.major == 4 && v.minor >= 1 && v >= OmpiVersion{4, 1, 8}) return RulesDialect::ompi_v2;
   return RulesDialect::ompi_4_1;
 }
 
 std::string_view to_string(RulesDialect dialect) {
   switch (dialect) {
-    case RulesDialect::ompi_4_1: return "4.1";
-    case RulesDialect::ompi_v2: return "v2";
-    case RulesDialect::ompi_main: return "main";
+    case RulesDialect::ompi_4_1:
+      return "4.1";
+    case RulesDialect::ompi_v2:
+      return "v2";
+    case RulesDialect::ompi_main:
+      return "main";
   }
   return "?";
 }
@@ -47,13 +50,28 @@ namespace {
 
 constexpr int kCollCount = 22;  // COLLCOUNT, identical in 4.1.x, 5.0.x and main
 
-constexpr std::array<std::string_view, kCollCount> kJsonNames{
-    "allgather",          "allgatherv",          "allreduce",         "alltoall",
-    "alltoallv",          "alltoallw",           "barrier",           "bcast",
-    "exscan",             "gather",              "gatherv",           "reduce",
-    "reducescatter",      "reducescatterblock",  "scan",              "scatter",
-    "scatterv",           "neighbor_allgather",  "neighbor_allgatherv", "neighbor_alltoall",
-    "neighbor_alltoallv", "neighbor_alltoallw"};
+constexpr std::array<std::string_view, kCollCount> kJsonNames{"allgather",
+                                                              "allgatherv",
+                                                              "allreduce",
+                                                              "alltoall",
+                                                              "alltoallv",
+                                                              "alltoallw",
+                                                              "barrier",
+                                                              "bcast",
+                                                              "exscan",
+                                                              "gather",
+                                                              "gatherv",
+                                                              "reduce",
+                                                              "reducescatter",
+                                                              "reducescatterblock",
+                                                              "scan",
+                                                              "scatter",
+                                                              "scatterv",
+                                                              "neighbor_allgather",
+                                                              "neighbor_allgatherv",
+                                                              "neighbor_alltoall",
+                                                              "neighbor_alltoallv",
+                                                              "neighbor_alltoallw"};
 
 int line_of(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
@@ -276,8 +294,8 @@ void read_classic(std::string_view text, RulesDialect dialect, RulesReadResult& 
       return;
     }
     for (long ncs = 0; ncs < ncomsizes; ++ncs) {
-      std::string block_name = "communicator-size entry " + std::to_string(ncs + 1) + " of " +
-                               coll_name;
+      std::string block_name =
+          "communicator-size entry " + std::to_string(ncs + 1) + " of " + coll_name;
       long comsize = 0;
       if (!next(&comsize, "the communicator size of " + block_name)) return;
       coll.blocks.push_back(CommSizeBlock{to_int_field(scanner.last_token(), out), {}});
@@ -343,7 +361,7 @@ struct JsonError {
 };
 
 // coll_tuned_get_json_integer_field: integer, or a string starting with inf/Inf/INF.
-std::optional<std::int64_t> json_integer(const nlohmann::json& parent, const char* field,
+std::optional<std::int64_t> json_integer(const nlohmann::ordered_json& parent, const char* field,
                                          bool* was_inf = nullptr) {
   auto it = parent.find(field);
   if (it == parent.end()) return std::nullopt;
@@ -368,9 +386,12 @@ std::string without_trailing_commas(std::string_view text) {
     char c = text[i];
     if (in_string) {
       out += c;
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -389,8 +410,7 @@ std::string without_trailing_commas(std::string_view text) {
 template <typename Rule, typename Contains>
 std::vector<std::pair<std::int64_t, int>> first_match_partition(const std::vector<Rule>& rules,
                                                                 std::int64_t upper,
-                                                                Contains contains,
-                                                                auto bounds) {
+                                                                Contains contains, auto bounds) {
   std::set<std::int64_t> cuts{0};
   for (const auto& r : rules) {
     auto [lo, hi] = bounds(r);
@@ -413,7 +433,8 @@ std::vector<std::pair<std::int64_t, int>> first_match_partition(const std::vecto
   return out;
 }
 
-void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
+// ordered_json: collectives are taken in file order, as main's reader iterates them.
+void read_json(const nlohmann::ordered_json& root, const AlgorithmTable& algorithms,
                RulesReadResult& out) {
   out.json = true;
   out.semantics = LookupSemantics::ompi_4_1;  // the model below is the 4.1-equivalent
@@ -446,8 +467,7 @@ void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
                             "(value unreliable); omit comm_size_max instead");
       if (cr.max > INT_MAX) cr.max = INT_MAX;
       if (auto it = comm_rule.find("comm_rank_distribution"); it != comm_rule.end()) {
-        if (!it->is_string())
-          throw JsonError{where + ": comm_rank_distribution must be a string"};
+        if (!it->is_string()) throw JsonError{where + ": comm_rank_distribution must be a string"};
         std::string d = it->get<std::string>();
         if (d == "one-per-node" || d == "single-node") {
           cr.skipped = true;
@@ -472,7 +492,8 @@ void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
         if (auto v = json_integer(msg_rule, "seg_size")) mr.rule.segsize = static_cast<int>(*v);
         if (auto v = json_integer(msg_rule, "reqs")) mr.rule.max_requests = static_cast<int>(*v);
         if (msg_rule.contains("segsize"))
-          out.notes.push_back(mwhere + ": \"segsize\" is ignored by Open MPI (the key is \"seg_size\")");
+          out.notes.push_back(mwhere +
+                              ": \"segsize\" is ignored by Open MPI (the key is \"seg_size\")");
         // coll_tuned_read_alg: a missing or mistyped alg leaves algorithm 0 and keeps the rule;
         // an unknown one disables the rule.
         auto alg_it = msg_rule.find("alg");
@@ -481,18 +502,24 @@ void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
         } else if (alg_it->is_string()) {
           std::string alg_name = alg_it->get<std::string>();
           const AlgorithmInfo* info = algs ? algs->find(alg_name) : nullptr;
-          if (info) mr.rule.algorithm = info->id;
-          else if (alg_name == "ignore") mr.rule.algorithm = 0;
-          else mr.disabled = true;
+          if (info)
+            mr.rule.algorithm = info->id;
+          else if (alg_name == "ignore")
+            mr.rule.algorithm = 0;
+          else
+            mr.disabled = true;
         } else if (alg_it->is_number_integer()) {
           std::int64_t id = alg_it->get<std::int64_t>();
           // Collectives colltune has no table for (exscan, scan, ...) are not judged.
           bool valid = id >= 0 && id <= INT_MAX && (!algs || id < algs->algorithm_count);
-          if (valid) mr.rule.algorithm = static_cast<int>(id);
-          else mr.disabled = true;
+          if (valid)
+            mr.rule.algorithm = static_cast<int>(id);
+          else
+            mr.disabled = true;
         } else {
-          out.notes.push_back(mwhere + ": \"alg\" is neither a string nor an integer; the rule "
-                                       "selects the fixed decision");
+          out.notes.push_back(mwhere +
+                              ": \"alg\" is neither a string nor an integer; the rule "
+                              "selects the fixed decision");
         }
         if (mr.disabled)
           out.notes.push_back(mwhere + ": algorithm " + alg_it->dump() +
@@ -510,10 +537,14 @@ void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
     auto comm_parts = first_match_partition(
         active, INT_MAX,
         [](const JsonCommRule& r, std::int64_t p) { return p >= r.min && p <= r.max; },
-        [](const JsonCommRule& r) { return std::pair{r.min, r.max}; });
+        [](const JsonCommRule& r) {
+          return std::pair{r.min, r.max};
+        });
     // Communicators below 2 ranks never use tuned: drop a leading "no rule" part below 2.
     if (comm_parts.size() > 1 && comm_parts[0].second < 0 && comm_parts[1].first <= 2)
       comm_parts.erase(comm_parts.begin());
+    // No rule for any size is the same as no blocks.
+    if (comm_parts.size() == 1 && comm_parts[0].second < 0) comm_parts.clear();
     for (const auto& [start, index] : comm_parts) {
       CommSizeBlock block{static_cast<int>(start), {}};
       if (index >= 0) {
@@ -524,7 +555,9 @@ void read_json(const nlohmann::json& root, const AlgorithmTable& algorithms,
           auto msg_parts = first_match_partition(
               enabled, kInf,
               [](const JsonMsgRule& r, std::int64_t m) { return m >= r.min && m <= r.max; },
-              [](const JsonMsgRule& r) { return std::pair{r.min, r.max}; });
+              [](const JsonMsgRule& r) {
+                return std::pair{r.min, r.max};
+              });
           for (const auto& [mstart, mindex] : msg_parts) {
             MessageRule rule;
             if (mindex >= 0) rule = enabled[mindex].rule;
@@ -564,8 +597,8 @@ RulesReadResult read_rules_text(std::string_view text, RulesDialect dialect,
   out.dialect = dialect;
   if (dialect == RulesDialect::ompi_main) {
     // main tries JSON first and falls back to the classic reader when the file is not JSON.
-    nlohmann::json root = nlohmann::json::parse(without_trailing_commas(text), nullptr,
-                                                /*allow_exceptions=*/false);
+    nlohmann::ordered_json root = nlohmann::ordered_json::parse(
+        without_trailing_commas(text), nullptr, /*allow_exceptions=*/false);
     if (!root.is_discarded()) {
       try {
         read_json(root, algorithms ? *algorithms : algorithm_table_main(), out);

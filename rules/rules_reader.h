@@ -47,8 +47,8 @@ struct RulesToken {
 struct StrayText {
   std::string text;
   int line = 0;
-  std::size_t offset = 0;     // of the first character
-  std::size_t end = 0;        // one past the last character
+  std::size_t offset = 0;        // of the first character
+  std::size_t end = 0;           // one past the last character
   bool glued_to_number = false;  // a number was read directly after it (e.g. "alg3")
 };
 
@@ -61,8 +61,8 @@ struct RulesReadResult {
   RulesModel model;  // complete when loaded; what was read before the error otherwise
   LookupSemantics semantics = LookupSemantics::ompi_4_1;  // how Open MPI looks the model up
   RulesDialect dialect = RulesDialect::ompi_4_1;
-  bool json = false;        // read by main's JSON reader
-  int header_version = 0;   // N of a "rule-file-version-N" header that was consumed; 0 = none
+  bool json = false;       // read by main's JSON reader
+  int header_version = 0;  // N of a "rule-file-version-N" header that was consumed; 0 = none
 
   // Source positions (classic format): every number read, skipped text, and the text after
   // the last number Open MPI reads (which it ignores).

@@ -133,6 +133,10 @@ class Backend {
   // AlgorithmTable); empty when the backend cannot tell (the caller then uses the built-in table).
   virtual std::string ompi_info_parsable() { return {}; }
 
+  // True when runs execute the real Open MPI library, so that a rules file can be verified by
+  // tracing which algorithm ran (local, slurm); false for models (sim, replay).
+  virtual bool runs_real_open_mpi() const { return false; }
+
   // Measurements made per second of benchmark time cost this much extra per run (launch,
   // MPI_Init): used for cost accounting. Seconds.
   virtual double launch_overhead_s() const { return 0.4; }

@@ -1,12 +1,16 @@
 #include "server/backend_factory.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "runner/local_backend.h"
+#include "runner/replay_backend.h"
+#include "runner/sim_backend.h"
+#include "runner/slurm_backend.h"
 
 namespace colltune {
 
-std::vector<std::string> backend_names() { return {"local"}; }
+std::vector<std::string> backend_names() { return {"local", "slurm", "sim", "replay"}; }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::json& settings) {
   if (!settings.is_object() && !settings.is_null())
@@ -20,6 +24,48 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
     if (s.contains("mpirun_args")) o.mpirun_extra_args = s.at("mpirun_args").get<std::vector<std::string>>();
     if (s.contains("cores")) o.cores = s.at("cores").get<int>();
     return std::make_unique<LocalBackend>(std::move(o));
+  }
+  if (name == "slurm") return std::make_unique<SlurmBackend>(slurm_backend_options_from_json(s));
+  // Deterministic backends (sim: a cost model; replay: a recorded landscape). Unknown settings
+  // are rejected so that a typo does not silently fall back to a default.
+  auto only = [&](std::initializer_list<const char*> known) {
+    for (const auto& [key, value] : s.items())
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
+        throw std::invalid_argument(name + " backend: unknown setting '" + key + "'");
+  };
+  try {
+    if (name == "sim") {
+      only({"profile", "profile_dirs", "seed", "noise", "virtual_clock", "pace"});
+      SimBackendOptions o;
+      if (s.contains("profile")) o.profile = s.at("profile").get<std::string>();
+      if (s.contains("profile_dirs"))
+        for (const auto& d : s.at("profile_dirs").get<std::vector<std::string>>()) o.profile_dirs.push_back(d);
+      if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
+      if (s.contains("noise")) {
+        const auto& n = s.at("noise");
+        if (n.is_string() && n.get<std::string>() == "none") o.noise = sim::NoiseModel::none();
+        else if (n.is_object()) o.noise = sim::NoiseModel::from_json(n);
+        else throw std::invalid_argument("sim backend: noise must be \"none\" or an object");
+      }
+      if (s.contains("virtual_clock")) o.virtual_clock = s.at("virtual_clock").get<bool>();
+      if (s.contains("pace")) o.pace = s.at("pace").get<double>();
+      if (o.pace < 0 || o.pace > 100) throw std::invalid_argument("sim backend: pace must be in [0, 100]");
+      return std::make_unique<SimBackend>(std::move(o));
+    }
+    if (name == "replay") {
+      only({"dataset", "where", "seed", "launch_overhead_s", "ompi_version"});
+      if (!s.contains("dataset")) throw std::invalid_argument("replay backend: setting 'dataset' (CSV file) required");
+      ReplayDataset::Filter where;
+      if (s.contains("where")) where = s.at("where").get<ReplayDataset::Filter>();
+      ReplayBackendOptions o;
+      if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
+      if (s.contains("launch_overhead_s")) o.launch_overhead_s = s.at("launch_overhead_s").get<double>();
+      if (s.contains("ompi_version")) o.ompi_version = s.at("ompi_version").get<std::string>();
+      return std::make_unique<ReplayBackend>(
+          ReplayDataset::load_csv(s.at("dataset").get<std::string>(), where), std::move(o));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(name + " backend settings: " + e.what());
   }
   throw std::invalid_argument("unknown backend '" + name + "'");
 }

@@ -9,58 +9,21 @@
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
 #include "server/final_choice.h"
+#include "server/job_executor.h"
 
 namespace colltune {
 namespace {
 
-bool run_failed(RunOutcome o) {
-  return o == RunOutcome::failed || o == RunOutcome::timeout || o == RunOutcome::unavailable;
-}
-
 Evaluation evaluation_of(const RunRecord& run) {
   Evaluation e;
   e.config = run.config;
-  e.failed = run_failed(run.outcome);
+  e.failed = is_failed_outcome(run.outcome);
   for (const auto& row : run.rows) {
     e.msg_sizes.push_back(row.size);
     e.latency_us.push_back(row.avg_us);
   }
   return e;
 }
-
-// Records runs as the backend reports them, each in its own committed transaction.
-class StoreSink : public RunSink {
- public:
-  StoreSink(Store& store, const JobRecord& job,
-            std::function<void(const RunResult&)> on_run,
-            std::function<void(const std::string&)> on_submitted,
-            std::map<std::size_t, std::pair<std::size_t, int>> index_map)
-      : store_(store), job_(job), on_run_(std::move(on_run)),
-        on_submitted_(std::move(on_submitted)), index_map_(std::move(index_map)) {}
-
-  void on_job_submitted(const std::string&, const std::string& job_id) override {
-    store_.set_job_backend_id(job_.id, job_id);
-    if (on_submitted_) on_submitted_(job_id);
-  }
-
-  void on_result(const RunResult& result) override {
-    if (result.outcome == RunOutcome::cancelled) return;  // re-run on resume, never recorded
-    RunResult mapped = result;
-    if (auto it = index_map_.find(result.config_index); it != index_map_.end()) {
-      mapped.config_index = it->second.first;
-      mapped.repeat = it->second.second;
-    }
-    if (store_.record_run(job_.id, job_.context_id, job_.purpose, mapped) && on_run_)
-      on_run_(mapped);
-  }
-
- private:
-  Store& store_;
-  const JobRecord& job_;
-  std::function<void(const RunResult&)> on_run_;
-  std::function<void(const std::string&)> on_submitted_;
-  std::map<std::size_t, std::pair<std::size_t, int>> index_map_;
-};
 
 std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
                     std::size_t number) {
@@ -72,7 +35,8 @@ std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std
 
 CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
                                EventCallback on_event)
-    : store_(store), backend_(backend), table_(table), on_event_(std::move(on_event)) {}
+    : store_(store), backend_(backend), table_(table), on_event_(std::move(on_event)),
+      executor_(store, backend, on_event_) {}
 
 std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
   const auto id = store.create_campaign(spec.name, to_json(spec), "queued");
@@ -127,53 +91,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
 }
 
 bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel) {
-  BenchmarkRequest request = job.request.get<BenchmarkRequest>();
-  // Only the runs never recorded: on a fresh job that is all of them.
-  std::set<std::pair<std::size_t, int>> recorded;
-  for (const auto& run : store_.runs_of_job(job.id))
-    recorded.insert({run.config_index, run.repeat});
-  std::map<std::size_t, std::pair<std::size_t, int>> index_map;
-  BenchmarkRequest pending = request;
-  if (!recorded.empty()) {
-    pending.configs.clear();
-    pending.repeats = 1;
-    for (int r = 0; r < request.repeats; ++r)
-      for (std::size_t i = 0; i < request.configs.size(); ++i)
-        if (!recorded.count({i, r})) {
-          index_map[pending.configs.size()] = {i, r};
-          pending.configs.push_back(request.configs[i]);
-        }
-    if (pending.configs.empty()) return true;
-  }
-  std::size_t done = recorded.size();
-  const std::size_t total = request.configs.size() * static_cast<std::size_t>(request.repeats);
-  emit(job.campaign_id, "job_started",
-       {{"job_id", job.id}, {"tag", job.tag}, {"context_id", job.context_id},
-        {"purpose", job.purpose}, {"runs", total}, {"already_recorded", done}},
-       true);
-  StoreSink sink(
-      store_, job,
-      [&](const RunResult& r) {
-        ++done;
-        nlohmann::json payload = {{"job_id", job.id},
-                                  {"context_id", job.context_id},
-                                  {"purpose", job.purpose},
-                                  {"config", r.config},
-                                  {"repeat", r.repeat},
-                                  {"outcome", to_string(r.outcome)},
-                                  {"error", r.error},
-                                  {"sizes", r.rows.size()},
-                                  {"done", done},
-                                  {"total", total}};
-        emit(job.campaign_id, "run", payload, false);
-      },
-      [&](const std::string& backend_job_id) {
-        emit(job.campaign_id, "job_submitted",
-             {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", backend_job_id}}, true);
-      },
-      index_map);
-  backend_.run(pending, sink, cancel);
-  return !cancel.cancelled();
+  return executor_.execute(job, cancel);
 }
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
@@ -248,7 +166,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "search", ++job_number);
       auto request = make_request(tag, configs, spec.repeats, options.seed + job_number);
       const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
-                                            "search", nlohmann::json(request));
+                                            "search", nlohmann::json(request), strategy->state());
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
       for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
@@ -275,7 +193,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
   std::size_t failed_runs = 0;
   for (const auto& run : store_.runs_of_context(context.id, "final")) {
-    if (run_failed(run.outcome)) ++failed_runs;
+    if (is_failed_outcome(run.outcome)) ++failed_runs;
     for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
   }
   nlohmann::json picks = nlohmann::json::array();
@@ -333,31 +251,71 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const Alg
                         {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
                         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
     if (!ctx.result.is_object()) continue;
+    // Tuned (rules file loaded) vs default, re-measured after the search, when available.
+    std::map<std::int64_t, std::vector<double>> tuned, fixed;
+    for (const auto& run : store.runs_of_context(ctx.id)) {
+      if (run.outcome != RunOutcome::ok) continue;
+      auto* target = run.purpose == "remeasure-tuned"     ? &tuned
+                     : run.purpose == "remeasure-default" ? &fixed
+                                                          : nullptr;
+      if (!target) continue;
+      for (const auto& row : run.rows) (*target)[row.size].push_back(row.avg_us);
+    }
     for (const auto& p : ctx.result.at("picks")) {
       const TuningConfig best = p.at("best").get<TuningConfig>();
+      const std::int64_t size = p.at("msg_size").get<std::int64_t>();
       nlohmann::json entry = {{"collective", std::string(name(ctx.collective))},
                               {"comm_size", ctx.comm_size},
-                              {"msg_size", p.at("msg_size")},
-                              {"default_us", p.at("default_us")},
+                              {"msg_size", size},
                               {"best", best},
                               {"best_name", table.algorithm_name(ctx.collective, best.algorithm)},
-                              {"best_us", p.at("best_us")},
                               {"noise", p.at("noise")},
-                              {"default_within_noise", p.at("default_within_noise")}};
-      const auto& d = p.at("default_us");
-      const double best_us = p.at("best_us").get<double>();
-      entry["speedup"] = (d.is_number() && best_us > 0) ? nlohmann::json(d.get<double>() / best_us)
-                                                        : nlohmann::json(nullptr);
+                              {"default_within_noise", p.at("default_within_noise")},
+                              {"search_default_us", p.at("default_us")},
+                              {"search_best_us", p.at("best_us")}};
+      nlohmann::json default_us = p.at("default_us");
+      double best_us = p.at("best_us").get<double>();
+      const bool remeasured = tuned.count(size) && fixed.count(size);
+      if (remeasured && best.is_default()) {
+        // The file leaves this size to Open MPI's decision: both runs measured the same
+        // thing, so any gap between them is noise, not a speed-up.
+        std::vector<double> pooled = fixed[size];
+        pooled.insert(pooled.end(), tuned[size].begin(), tuned[size].end());
+        default_us = median(pooled);
+        best_us = median(pooled);
+        entry["remeasure_samples"] = pooled.size();
+      } else if (remeasured) {
+        default_us = median(fixed[size]);
+        best_us = median(tuned[size]);
+        entry["remeasure_samples"] = std::min(tuned[size].size(), fixed[size].size());
+      }
+      entry["remeasured"] = remeasured;
+      entry["default_us"] = default_us;
+      entry["best_us"] = best_us;
+      entry["speedup"] = (default_us.is_number() && best_us > 0)
+                             ? nlohmann::json(default_us.get<double>() / best_us)
+                             : nlohmann::json(nullptr);
       results.push_back(entry);
     }
   }
   std::int64_t runs = 0;
   const auto jobs = store.jobs(campaign_id);
   for (const auto& job : jobs) runs += static_cast<std::int64_t>(store.runs_of_job(job.id).size());
+  nlohmann::json rules = nullptr;
+  if (auto versions = store.rules_versions(campaign_id); !versions.empty()) {
+    const auto& v = versions.front();
+    rules = {{"version_id", v.id},
+             {"format", v.format},
+             {"deployable", v.validation.value("deployable", false)},
+             {"verdict", v.validation.value("verdict", std::string())},
+             {"verified", v.verification.value("verified", false)},
+             {"verification_skipped", v.verification.value("skipped", false)}};
+  }
   return {{"campaign", {{"id", campaign->id}, {"name", campaign->name}, {"state", campaign->state},
                         {"spec", campaign->spec}, {"error", campaign->error}}},
           {"contexts", contexts},
           {"results", results},
+          {"rules", rules},
           {"cost", {{"jobs", jobs.size()},
                     {"runs", runs},
                     {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)}}}};

@@ -16,13 +16,14 @@
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
 #include "server/campaign_spec.h"
+#include "server/job_executor.h"
 #include "server/store.h"
 
 namespace colltune {
 
-// Receives progress (the CLI's progress bar, the daemon's event stream). Types: job_started,
-// run, job_done, context_started, context_done, campaign_state. Called on the engine's thread.
-using EventCallback = std::function<void(const std::string& type, const nlohmann::json& payload)>;
+// Progress (the CLI's progress bar, the daemon's event stream) arrives through an
+// EventCallback (job_executor.h). Types: job_started, job_submitted, run, job_done,
+// context_started, context_done, campaign_state. Called on the engine's thread.
 
 enum class EngineOutcome { completed, interrupted, failed };
 
@@ -42,7 +43,6 @@ class CampaignEngine {
   const std::string& error() const { return error_; }
 
  private:
-  struct ContextRun;
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                             const ContextRecord& context, const CancelFlag& cancel);
   // Runs the runs of `job_id` not yet recorded. Returns false when interrupted.
@@ -54,6 +54,7 @@ class CampaignEngine {
   Backend& backend_;
   const AlgorithmTable& table_;
   EventCallback on_event_;
+  JobExecutor executor_;
   std::string error_;
 };
 

@@ -94,18 +94,6 @@ std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t 
   return out;
 }
 
-std::string human_bytes(std::int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  double v = static_cast<double>(bytes);
-  while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    v /= 1024;
-    ++u;
-  }
-  return std::to_string(bytes) + " " + units[u];
-}
-
 CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("campaign spec must be a JSON object");
   reject_unknown(j,

@@ -65,7 +65,4 @@ std::string format_size_range(std::int64_t min_size, std::int64_t max_size);
 std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t min_size,
                                             std::int64_t max_size);
 
-// "4 B", "64 KiB", "1 MiB".
-std::string human_bytes(std::int64_t bytes);
-
 }  // namespace colltune

@@ -291,15 +291,23 @@ std::optional<ContextRecord> Store::context(std::int64_t id) {
 
 std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id,
                                const std::string& tag, const std::string& backend,
-                               const std::string& purpose, const nlohmann::json& request) {
+                               const std::string& purpose, const nlohmann::json& request,
+                               const nlohmann::json& optimizer_state) {
   std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
   const double now = unix_time_now();
   db_.prepare("INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
               "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)")
       .bind(1, campaign_id).bind(2, context_id).bind(3, tag).bind(4, backend).bind(5, purpose)
       .bind(6, request.dump()).bind(7, now).bind(8, now)
       .exec();
-  return db_.last_insert_id();
+  const std::int64_t id = db_.last_insert_id();
+  if (!optimizer_state.is_null())
+    db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
+        .bind(1, optimizer_state.dump()).bind(2, now).bind(3, context_id)
+        .exec();
+  tx.commit();
+  return id;
 }
 
 void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id) {
@@ -539,6 +547,112 @@ std::vector<EventRecord> Store::events_after(std::int64_t after_id, int limit) {
     out.push_back(std::move(e));
   }
   return out;
+}
+
+}  // namespace colltune
+
+// ---- Queries of the daemon's REST API and metrics.
+namespace colltune {
+
+std::int64_t Store::last_event_id() {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT coalesce(max(id), 0) FROM events");
+  s.step();
+  return s.int64(0);
+}
+
+std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t campaign_id,
+                                        int limit, int offset) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kJobColumns) +
+                       "WHERE (?1 = '' OR state = ?1) AND (?2 = 0 OR campaign_id = ?2) "
+                       "ORDER BY id LIMIT ?3 OFFSET ?4");
+  s.bind(1, state).bind(2, campaign_id).bind(3, limit).bind(4, offset);
+  std::vector<JobRecord> out;
+  while (s.step()) out.push_back(read_job(s));
+  return out;
+}
+
+std::int64_t Store::count_jobs(const std::string& state, std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT count(*) FROM jobs WHERE (?1 = '' OR state = ?1) AND "
+                       "(?2 = 0 OR campaign_id = ?2)");
+  s.bind(1, state).bind(2, campaign_id);
+  s.step();
+  return s.int64(0);
+}
+
+std::vector<Store::MeasurementRow> Store::measurements_page(std::int64_t campaign_id, int limit,
+                                                            int offset) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT runs.id, runs.job_id, runs.context_id, runs.purpose, runs.algorithm, runs.segsize, "
+      "runs.fanout, runs.repeat, runs.outcome, m.msg_size, m.avg_us, m.min_us, m.max_us, "
+      "m.iterations, runs.recorded_at FROM measurements m JOIN runs ON m.run_id = runs.id "
+      "JOIN jobs ON runs.job_id = jobs.id WHERE jobs.campaign_id = ? "
+      "ORDER BY runs.id, m.msg_size LIMIT ? OFFSET ?");
+  s.bind(1, campaign_id).bind(2, limit).bind(3, offset);
+  std::vector<MeasurementRow> out;
+  while (s.step()) {
+    MeasurementRow r;
+    r.run_id = s.int64(0);
+    r.job_id = s.int64(1);
+    r.context_id = s.int64(2);
+    r.purpose = s.text(3);
+    r.config = TuningConfig{s.integer(4), s.integer(5), s.integer(6)};
+    r.repeat = s.integer(7);
+    r.outcome = s.text(8);
+    r.row.size = s.int64(9);
+    r.row.avg_us = s.real(10);
+    r.row.min_us = s.optional_real(11);
+    r.row.max_us = s.optional_real(12);
+    r.row.iterations = s.optional_int64(13);
+    r.recorded_at = s.real(14);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+std::vector<std::pair<std::string, std::int64_t>> grouped_counts(sql::Database& db,
+                                                                 const char* query) {
+  auto s = db.prepare(query);
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.int64(1));
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::int64_t>> Store::campaign_state_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_, "SELECT state, count(*) FROM campaigns GROUP BY state ORDER BY state");
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::job_state_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_, "SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state");
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::run_outcome_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_, "SELECT outcome, count(*) FROM runs GROUP BY outcome ORDER BY outcome");
+}
+
+Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  CampaignProgress p;
+  auto c = db_.prepare("SELECT count(*), coalesce(sum(state = 'done'), 0) FROM contexts "
+                       "WHERE campaign_id = ?");
+  c.bind(1, campaign_id);
+  c.step();
+  p.contexts = c.int64(0);
+  p.contexts_done = c.int64(1);
+  auto r = db_.prepare("SELECT count(*) FROM runs JOIN contexts ON runs.context_id = contexts.id "
+                       "WHERE contexts.campaign_id = ?");
+  r.bind(1, campaign_id);
+  r.step();
+  p.runs = r.int64(0);
+  return p;
 }
 
 }  // namespace colltune

@@ -120,9 +120,13 @@ class Store {
   std::optional<ContextRecord> context(std::int64_t id);
 
   // Jobs. create_job commits the job as "submitting" before anything is submitted.
+  // When `optimizer_state` is not null it is saved for the context in the same transaction:
+  // the strategy's state right after it suggested the job's configurations, so that a restart
+  // never suggests them again.
   std::int64_t create_job(std::int64_t campaign_id, std::int64_t context_id,
                           const std::string& tag, const std::string& backend,
-                          const std::string& purpose, const nlohmann::json& request);
+                          const std::string& purpose, const nlohmann::json& request,
+                          const nlohmann::json& optimizer_state = nullptr);
   void set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id);
   void set_job_state(std::int64_t job_id, const std::string& state);
   // Marks a job finished and saves the optimizer state that includes its runs, atomically: a
@@ -155,6 +159,37 @@ class Store {
   std::int64_t add_event(std::optional<std::int64_t> campaign_id, const std::string& type,
                          const nlohmann::json& payload);
   std::vector<EventRecord> events_after(std::int64_t after_id, int limit = 1000);
+
+  // Queries of the daemon's REST API and metrics (paged, newest or oldest first as stated).
+  std::int64_t last_event_id();  // 0 when there is none
+  // Jobs, oldest first; empty `state` = any, campaign_id 0 = every campaign.
+  std::vector<JobRecord> jobs_page(const std::string& state, std::int64_t campaign_id, int limit,
+                                   int offset);
+  std::int64_t count_jobs(const std::string& state, std::int64_t campaign_id);
+  // One row per (run, message size) of a campaign in recording order, with the run's context.
+  struct MeasurementRow {
+    std::int64_t run_id = 0;
+    std::int64_t job_id = 0;
+    std::int64_t context_id = 0;
+    std::string purpose;
+    TuningConfig config;
+    int repeat = 0;
+    std::string outcome;
+    OsuRow row;
+    double recorded_at = 0;
+  };
+  std::vector<MeasurementRow> measurements_page(std::int64_t campaign_id, int limit, int offset);
+  // Counts by campaign state, job state and run outcome (for metrics).
+  std::vector<std::pair<std::string, std::int64_t>> campaign_state_counts();
+  std::vector<std::pair<std::string, std::int64_t>> job_state_counts();
+  std::vector<std::pair<std::string, std::int64_t>> run_outcome_counts();
+  // Per campaign: contexts, contexts done, runs (for campaign listings).
+  struct CampaignProgress {
+    std::int64_t contexts = 0;
+    std::int64_t contexts_done = 0;
+    std::int64_t runs = 0;
+  };
+  CampaignProgress campaign_progress(std::int64_t campaign_id);
 
  private:
   void migrate();

@@ -28,20 +28,53 @@ exit 0
 // The function every run line calls: skips a run already done (resubmission), tries a failing
 // run again up to COLLTUNE_ATTEMPTS times (not a timeout: 124, or SIGKILL after it: 137), and
 // publishes <id>.done only after the last attempt's files are complete.
-constexpr std::string_view kRunFunction = R"SH(colltune_now() { printf '%s' "${EPOCHREALTIME:-$(date +%s.%N)}"; }
+// - A launch whose stderr shows one of COLLTUNE_RELAUNCH_MARKERS never started (srun could not
+//   create its step, e.g. while a restarted slurmctld still counts a finished step): it is
+//   launched again within the run's time, without using up an attempt.
+// - A launch whose stderr shows one of COLLTUNE_JOB_GONE_MARKERS lost the job itself
+//   (node failure, allocation revoked; srun may even exit 0 then): the run is not the culprit,
+//   so it is left unfinished
+//   (no .done) and the script stops; colltune resubmits what is left once Slurm ends the job.
+constexpr std::string_view kRunFunction =
+    R"SH(colltune_now() { printf '%s' "${EPOCHREALTIME:-$(date +%s.%N)}"; }
+colltune_stderr_has() {
+  local file=$1 marker
+  shift
+  for marker in "$@"; do
+    grep -qF -- "$marker" "$file" && return 0
+  done
+  return 1
+}
 colltune_run() {
   local id=$1 limit=$2
   shift 2
   local base="$COLLTUNE_RUN_DIR/$id"
   [ -e "$base.done" ] && return 0
   rm -f "$base".a*
-  local attempt=0 rc=0
+  local attempt=0 rc=0 began left
   while [ "$attempt" -lt "$COLLTUNE_ATTEMPTS" ]; do
     attempt=$((attempt + 1))
-    printf '%s %s\n' "$(colltune_now)" "${HOSTNAME:-$(hostname)}" > "$base.a$attempt.start"
-    timeout --kill-after="$COLLTUNE_KILL_AFTER" "$limit" "$@" \
-      > "$base.a$attempt.out" 2> "$base.a$attempt.err" < /dev/null
-    rc=$?
+    began=$SECONDS
+    left=$limit
+    while :; do
+      printf '%s %s\n' "$(colltune_now)" "${HOSTNAME:-$(hostname)}" > "$base.a$attempt.start"
+      timeout --kill-after="$COLLTUNE_KILL_AFTER" "$left" "$@" \
+        > "$base.a$attempt.out" 2> "$base.a$attempt.err" < /dev/null
+      rc=$?
+      case "$rc" in 124 | 137) break ;; esac
+      # srun can even exit 0 after "Node failure on ...": check the markers whatever rc says.
+      if colltune_stderr_has "$base.a$attempt.err" ${COLLTUNE_JOB_GONE_MARKERS[@]+"${COLLTUNE_JOB_GONE_MARKERS[@]}"}; then
+        echo "colltune: run $id lost the job's allocation ($(tail -n 1 "$base.a$attempt.err")); stopping the batch"
+        exit 3
+      fi
+      [ "$rc" -ne 0 ] || break
+      left=$((limit - (SECONDS - began) - COLLTUNE_RELAUNCH_DELAY))
+      if [ "$left" -ge 1 ] && colltune_stderr_has "$base.a$attempt.err" ${COLLTUNE_RELAUNCH_MARKERS[@]+"${COLLTUNE_RELAUNCH_MARKERS[@]}"}; then
+        sleep "$COLLTUNE_RELAUNCH_DELAY"
+        continue
+      fi
+      break
+    done
     printf '%s %s\n' "$rc" "$(colltune_now)" > "$base.a$attempt.end"
     case "$rc" in 0 | 124 | 137) break ;; esac
   done
@@ -100,6 +133,14 @@ std::string prologue(const BatchScriptSpec& spec) {
   out << "COLLTUNE_RUN_DIR=\"$COLLTUNE_JOB_DIR/" << kRunsSubdir << "\"\n";
   out << "COLLTUNE_ATTEMPTS=" << spec.attempts << "\n";
   out << "COLLTUNE_KILL_AFTER=" << spec.kill_after_s << "\n";
+  out << "COLLTUNE_RELAUNCH_DELAY=" << spec.relaunch_delay_s << "\n";
+  auto array = [&out](std::string_view name, const std::vector<std::string>& values) {
+    out << name << "=(";
+    for (std::size_t i = 0; i < values.size(); ++i) out << (i ? " " : "") << shell_quote(values[i]);
+    out << ")\n";
+  };
+  array("COLLTUNE_RELAUNCH_MARKERS", spec.relaunch_markers);
+  array("COLLTUNE_JOB_GONE_MARKERS", spec.job_gone_markers);
   out << "mkdir -p \"$COLLTUNE_RUN_DIR\" || exit 1\n";
   if (!spec.unset_env_prefixes.empty()) {
     out << "# Inherited variables that would change what the runs measure.\n";
@@ -111,16 +152,22 @@ std::string prologue(const BatchScriptSpec& spec) {
     }
     out << ") unset \"$colltune_var\" ;; esac\ndone\n";
   }
-  for (const auto& [name, value] : spec.env) out << "export " << name << "=" << shell_quote(value) << "\n";
+  for (const auto& [name, value] : spec.env)
+    out << "export " << name << "=" << shell_quote(value) << "\n";
   out << "colltune_cores=$(nproc 2>/dev/null || echo 1)\n";
   switch (spec.yield) {
     case YieldPolicy::automatic:
       out << "# More ranks than cores: ranks must yield when idle, or they busy-poll each other.\n";
       out << "colltune_yield=0\n";
-      out << "if [ " << spec.ranks_per_node << " -gt \"$colltune_cores\" ]; then colltune_yield=1; fi\n";
+      out << "if [ " << spec.ranks_per_node
+          << " -gt \"$colltune_cores\" ]; then colltune_yield=1; fi\n";
       break;
-    case YieldPolicy::always: out << "colltune_yield=1\n"; break;
-    case YieldPolicy::never: out << "colltune_yield=0\n"; break;
+    case YieldPolicy::always:
+      out << "colltune_yield=1\n";
+      break;
+    case YieldPolicy::never:
+      out << "colltune_yield=0\n";
+      break;
   }
   out << "if [ \"$colltune_yield\" = 1 ]; then export OMPI_MCA_mpi_yield_when_idle=1; fi\n";
   out << "{\n";
@@ -165,6 +212,14 @@ void validate_spec(const BatchScriptSpec& spec) {
   require(spec.attempts >= 1, "attempts must be at least 1");
   require(spec.kill_after_s >= 1, "kill grace must be at least 1 second");
   require(spec.ranks_per_node >= 1, "ranks per node must be at least 1");
+  require(spec.relaunch_delay_s >= 1, "relaunch delay must be at least 1 second");
+  for (const auto* markers : {&spec.relaunch_markers, &spec.job_gone_markers}) {
+    for (const auto& marker : *markers) {
+      require(!marker.empty(), "empty stderr marker");
+      require(marker.find('\n') == std::string::npos, "a stderr marker must be one line");
+      require_no_nul("stderr marker", marker);
+    }
+  }
   require(is_directive_safe_path(spec.job_dir.string()),
           "job folder '" + spec.job_dir.string() +
               "' must be an absolute path of letters, digits and _ . / + , = @ % : - only "

@@ -20,7 +20,7 @@ namespace colltune::slurm {
 enum class YieldPolicy { automatic, always, never };
 
 struct ScriptRun {
-  std::string id;        // [A-Za-z0-9_.-]+, unique in the script; names the run's files
+  std::string id;          // [A-Za-z0-9_.-]+, unique in the script; names the run's files
   double timeout_s = 120;  // the run is killed (status 124) after this
   std::map<std::string, std::string> env;  // set for this run only
   std::vector<std::string> argv;           // the launcher command line (srun ... / mpirun ...)
@@ -37,8 +37,18 @@ struct BatchScriptSpec {
   bool exclusive = true;    // benchmarks must not share nodes with other jobs
   int time_limit_minutes = 10;
   std::filesystem::path job_dir;  // absolute, directive-safe, visible from the compute nodes
-  int attempts = 2;       // tries of a run that exits non-zero (a timeout is not retried)
-  int kill_after_s = 10;  // SIGKILL this long after a run's timeout SIGTERM
+  int attempts = 2;               // tries of a run that exits non-zero (a timeout is not retried)
+  int kill_after_s = 10;          // SIGKILL this long after a run's timeout SIGTERM
+  // A launch that fails with one of these strings in its stderr never started (e.g. srun's
+  // "Requested nodes are busy"): it is launched again after relaunch_delay_s, within the run's
+  // timeout, without counting as an attempt. Fixed strings, one line each.
+  std::vector<std::string> relaunch_markers;
+  int relaunch_delay_s = 2;
+  // A run (not timed out; srun may exit 0 after a node failure) whose stderr contains one of
+  // these lost the job itself (node failure, expired allocation): the script stops at once
+  // (exit 3) leaving the run without .done, so that it is resubmitted rather than blamed, and
+  // no later run is launched into a dying job.
+  std::vector<std::string> job_gone_markers;
   int ranks_per_node = 4;
   YieldPolicy yield = YieldPolicy::automatic;
   // Variables inherited from the submitting environment (sbatch --export=ALL) whose names start

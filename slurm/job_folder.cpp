@@ -50,11 +50,11 @@ AttemptRecord read_attempt(const fs::path& job_dir, std::string_view id, int n,
     if (w.size() > 1) a.host = w[1];
   }
   bool truncated = false;
-  a.stdout_text = read_text(run_file(job_dir, id, prefix + ".out"), max_bytes, &truncated)
-                      .value_or("");
+  a.stdout_text =
+      read_text(run_file(job_dir, id, prefix + ".out"), max_bytes, &truncated).value_or("");
   a.output_truncated = truncated;
-  a.stderr_text = read_text(run_file(job_dir, id, prefix + ".err"), max_bytes, &truncated)
-                      .value_or("");
+  a.stderr_text =
+      read_text(run_file(job_dir, id, prefix + ".err"), max_bytes, &truncated).value_or("");
   a.output_truncated = a.output_truncated || truncated;
   if (auto end = read_text(run_file(job_dir, id, prefix + ".end"), 4096)) {
     auto w = words(*end);
@@ -115,11 +115,16 @@ std::optional<NodeFacts> read_node_facts(const fs::path& job_dir) {
     if (eq == std::string::npos) continue;
     auto key = line.substr(0, eq);
     auto value = line.substr(eq + 1);
-    if (key == "job_id") facts.job_id = value;
-    else if (key == "host") facts.host = value;
-    else if (key == "cores") facts.cores = parse_int(value).value_or(0);
-    else if (key == "yield_when_idle") facts.yield_when_idle = value == "1";
-    else if (key == "ompi") facts.ompi = value;
+    if (key == "job_id")
+      facts.job_id = value;
+    else if (key == "host")
+      facts.host = value;
+    else if (key == "cores")
+      facts.cores = parse_int(value).value_or(0);
+    else if (key == "yield_when_idle")
+      facts.yield_when_idle = value == "1";
+    else if (key == "ompi")
+      facts.ompi = value;
   }
   return facts;
 }

@@ -26,9 +26,9 @@ inline constexpr std::string_view kNodeInfoFile = "node.info";
 
 struct AttemptRecord {
   int attempt = 1;
-  bool finished = false;   // the .end file exists
-  int exit_status = -1;    // shell status: exit code, 124 = timed out, 128+N = signal N
-  double start_time = 0;   // seconds since the epoch; 0 when unknown
+  bool finished = false;  // the .end file exists
+  int exit_status = -1;   // shell status: exit code, 124 = timed out, 128+N = signal N
+  double start_time = 0;  // seconds since the epoch; 0 when unknown
   double end_time = 0;
   std::string host;
   std::string stdout_text;
@@ -38,8 +38,8 @@ struct AttemptRecord {
 
 struct RunRecord {
   std::string id;
-  bool done = false;                      // <id>.done exists
-  std::vector<AttemptRecord> attempts;    // attempts whose .start exists, in order
+  bool done = false;                    // <id>.done exists
+  std::vector<AttemptRecord> attempts;  // attempts whose .start exists, in order
   bool started() const { return !attempts.empty(); }
 };
 

@@ -39,8 +39,8 @@ constexpr std::array<StateName, 21> kStates{{
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-                        s.back() == '\r'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
@@ -86,14 +86,19 @@ bool is_terminal(JobState state) {
 
 JobEnding job_ending(JobState state) {
   switch (state) {
-    case JobState::completed: return JobEnding::finished;
+    case JobState::completed:
+      return JobEnding::finished;
     case JobState::node_fail:
     case JobState::preempted:
     case JobState::boot_fail:
-    case JobState::revoked: return JobEnding::resubmit;
-    case JobState::timeout: return JobEnding::time_limit;
-    case JobState::cancelled: return JobEnding::cancelled;
-    default: return JobEnding::failed;
+    case JobState::revoked:
+      return JobEnding::resubmit;
+    case JobState::timeout:
+      return JobEnding::time_limit;
+    case JobState::cancelled:
+      return JobEnding::cancelled;
+    default:
+      return JobEnding::failed;
   }
 }
 

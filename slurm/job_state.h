@@ -14,7 +14,7 @@ enum class JobState {
   suspended,
   completing,
   configuring,
-  requeued,       // REQUEUED / REQUEUE_FED / REQUEUE_HOLD: going back to pending
+  requeued,  // REQUEUED / REQUEUE_FED / REQUEUE_HOLD: going back to pending
   resizing,
   stopped,
   signaling,
@@ -43,12 +43,12 @@ bool is_terminal(JobState state);
 
 // What a batch should do about runs that did not finish when the job ended in `state`.
 enum class JobEnding {
-  finished,     // the script ran to its end (COMPLETED): a missing run is an error
-  resubmit,     // the job died through no fault of the runs (node failure, preemption, boot
-                // failure): submit the unfinished runs again
-  time_limit,   // TIMEOUT: the run in progress timed out; the ones never started may go again
-  cancelled,    // cancelled (scancel, by us or by someone else)
-  failed,       // the script itself failed (FAILED, OUT_OF_MEMORY, DEADLINE, ...)
+  finished,    // the script ran to its end (COMPLETED): a missing run is an error
+  resubmit,    // the job died through no fault of the runs (node failure, preemption, boot
+               // failure): submit the unfinished runs again
+  time_limit,  // TIMEOUT: the run in progress timed out; the ones never started may go again
+  cancelled,   // cancelled (scancel, by us or by someone else)
+  failed,      // the script itself failed (FAILED, OUT_OF_MEMORY, DEADLINE, ...)
 };
 JobEnding job_ending(JobState terminal_state);
 

@@ -18,8 +18,10 @@ std::string shell_quote(std::string_view value) {
   out.reserve(value.size() + 2);
   out.push_back('\'');
   for (char c : value) {
-    if (c == '\'') out += "'\\''";
-    else out.push_back(c);
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out.push_back(c);
   }
   out.push_back('\'');
   return out;
@@ -44,8 +46,16 @@ bool is_directive_safe_path(std::string_view path) {
   for (char c : path) {
     if (is_name_char(c)) continue;
     switch (c) {
-      case '/': case '+': case ',': case '=': case '@': case '%': case ':': continue;
-      default: return false;
+      case '/':
+      case '+':
+      case ',':
+      case '=':
+      case '@':
+      case '%':
+      case ':':
+        continue;
+      default:
+        return false;
     }
   }
   return true;

@@ -130,14 +130,16 @@ bool SlurmClient::cancel(std::string_view job_id, std::string* error) {
 
 bool SlurmClient::ping(std::string* detail) {
   auto out = run({commands_.scontrol, "ping"});
-  if (detail) *detail = out.spawn_error.empty() ? last_line(out.stdout_text + "\n" + out.stderr_text)
-                                                : out.spawn_error;
+  if (detail)
+    *detail = out.spawn_error.empty() ? last_line(out.stdout_text + "\n" + out.stderr_text)
+                                      : out.spawn_error;
   return out.spawn_error.empty() && !out.timed_out && ping_says_up(out.stdout_text);
 }
 
 std::optional<std::vector<NodeInfo>> SlurmClient::nodes(std::string_view partition,
                                                         std::string* error) {
-  std::vector<std::string> argv = {commands_.sinfo, "-h", "-N", "-o", std::string(kSinfoNodeFormat)};
+  std::vector<std::string> argv = {commands_.sinfo, "-h", "-N", "-o",
+                                   std::string(kSinfoNodeFormat)};
   if (!partition.empty()) {
     argv.emplace_back("-p");
     argv.emplace_back(partition);

@@ -106,8 +106,11 @@ class SlurmClient {
   SlurmCommands commands_;
   CommandRunner runner_;
   double timeout_s_;
-  enum class AccountingMode { unknown, database, completion_log } accounting_mode_ =
-      AccountingMode::unknown;
+  enum class AccountingMode {
+    unknown,
+    database,
+    completion_log
+  } accounting_mode_ = AccountingMode::unknown;
 };
 
 }  // namespace colltune::slurm

@@ -6,11 +6,11 @@ namespace colltune::slurm {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' ||
-                        s.front() == '\n'))
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' ||
-                        s.back() == '\n'))
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
 }
@@ -158,7 +158,8 @@ bool is_transient_slurm_error(std::string_view stderr_text) {
   for (std::string_view marker :
        {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
         "connect failure", "Resource temporarily unavailable", "try again",
-        "Slurm temporarily unable", "Zero Bytes were transmitted", "Communication connection failure"})
+        "Slurm temporarily unable", "Zero Bytes were transmitted",
+        "Communication connection failure"})
     if (contains(stderr_text, marker)) return true;
   return false;
 }

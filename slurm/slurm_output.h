@@ -37,7 +37,8 @@ struct AccountingRecord {
   std::string elapsed;
   std::string node_list;
 };
-inline constexpr std::string_view kSacctFields = "jobid,jobname,state,exitcode,start,end,elapsed,nodelist";
+inline constexpr std::string_view kSacctFields =
+    "jobid,jobname,state,exitcode,start,end,elapsed,nodelist";
 // The last record of exactly `job_id` (job steps like "12.batch" are skipped; a requeued job
 // can appear more than once in the job completion log). nullopt when absent.
 std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::string_view job_id);

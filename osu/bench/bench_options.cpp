@@ -1,8 +1,8 @@
 #include "osu/bench/bench_options.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <climits>
 #include <cstdio>
 
@@ -34,8 +34,7 @@ bool is_gather_like(Collective c) {
 }
 
 bool uses_float_default(Collective c) {
-  return c == Collective::allreduce || c == Collective::reduce ||
-         c == Collective::reduce_scatter;
+  return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter;
 }
 
 // OMB's set_message_size: "MAX", "MIN:MAX", "MIN:", ":MAX". Strict numbers, MIN >= 1,
@@ -87,9 +86,9 @@ struct OptionSpec {
 };
 
 constexpr OptionSpec kOptions[] = {
-    {'h', "help", false},        {'v', "version", false},    {'f', "full", false},
-    {'m', "message-size", true}, {'i', "iterations", true},  {'x', "warmup", true},
-    {'M', "mem-limit", true},    {'T', "type", true},        {'c', "validation", false},
+    {'h', "help", false},        {'v', "version", false},   {'f', "full", false},
+    {'m', "message-size", true}, {'i', "iterations", true}, {'x', "warmup", true},
+    {'M', "mem-limit", true},    {'T', "type", true},       {'c', "validation", false},
 };
 
 // Options OMB does not offer for barrier (its optstring has no T, and no c).
@@ -246,9 +245,9 @@ std::string collective_list() {
 
 const std::vector<Collective>& supported_collectives() {
   static const std::vector<Collective> all{
-      Collective::bcast,     Collective::allreduce, Collective::reduce,
-      Collective::gather,    Collective::scatter,   Collective::allgather,
-      Collective::alltoall,  Collective::barrier,   Collective::reduce_scatter};
+      Collective::bcast,    Collective::allreduce, Collective::reduce,
+      Collective::gather,   Collective::scatter,   Collective::allgather,
+      Collective::alltoall, Collective::barrier,   Collective::reduce_scatter};
   return all;
 }
 

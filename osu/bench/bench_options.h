@@ -28,15 +28,15 @@ namespace colltune::osu_bench {
 #define COLLTUNE_OSU_BENCH_VERSION "5.6.2-colltune"
 
 // OMB's defaults (osu_util.h of 5.x-7.x).
-inline constexpr std::int64_t kMinMessageSize = 1;            // MIN_MESSAGE_SIZE
-inline constexpr std::int64_t kMaxMessageSizeColl = 1 << 20;  // MAX_MSG_SIZE_COLL
-inline constexpr std::int64_t kLargeMessageSize = 8192;       // LARGE_MESSAGE_SIZE
-inline constexpr int kIterationsSmall = 1000;                 // COLL_LOOP_SMALL
-inline constexpr int kIterationsLarge = 100;                  // COLL_LOOP_LARGE
-inline constexpr int kWarmupSmall = 100;                      // COLL_SKIP_SMALL
-inline constexpr int kWarmupLarge = 10;                       // COLL_SKIP_LARGE
-inline constexpr std::int64_t kMaxMemLimit = 512 * 1024 * 1024;   // MAX_MEM_LIMIT
-inline constexpr std::int64_t kMinMemLimit = 1 * 1024 * 1024;     // MAX_MEM_LOWER_LIMIT
+inline constexpr std::int64_t kMinMessageSize = 1;               // MIN_MESSAGE_SIZE
+inline constexpr std::int64_t kMaxMessageSizeColl = 1 << 20;     // MAX_MSG_SIZE_COLL
+inline constexpr std::int64_t kLargeMessageSize = 8192;          // LARGE_MESSAGE_SIZE
+inline constexpr int kIterationsSmall = 1000;                    // COLL_LOOP_SMALL
+inline constexpr int kIterationsLarge = 100;                     // COLL_LOOP_LARGE
+inline constexpr int kWarmupSmall = 100;                         // COLL_SKIP_SMALL
+inline constexpr int kWarmupLarge = 10;                          // COLL_SKIP_LARGE
+inline constexpr std::int64_t kMaxMemLimit = 512 * 1024 * 1024;  // MAX_MEM_LIMIT
+inline constexpr std::int64_t kMinMemLimit = 1 * 1024 * 1024;    // MAX_MEM_LOWER_LIMIT
 
 // The collectives this benchmark runs (OMB's blocking collective latency tests that colltune
 // tunes), in a fixed order used for listings.
@@ -60,7 +60,7 @@ struct BenchOptions {
   int warmup_large = kWarmupLarge;
   bool full = false;  // -f
   std::int64_t mem_limit = kMaxMemLimit;
-  bool mem_limit_raised = false;  // -M below kMinMemLimit was raised to it (OMB warns)
+  bool mem_limit_raised = false;    // -M below kMinMemLimit was raised to it (OMB warns)
   std::optional<ElementType> type;  // -T
   bool validate = false;            // -c
 };

@@ -23,8 +23,9 @@ struct Titles {
   std::string_view header;  // "# " title " v" version "\n" as one literal (see the version macro)
 };
 
-#define COLLTUNE_OSU_TITLE(name) \
-  "OSU MPI " name " Latency Test", "# OSU MPI " name " Latency Test v" COLLTUNE_OSU_BENCH_VERSION "\n"
+#define COLLTUNE_OSU_TITLE(name)   \
+  "OSU MPI " name " Latency Test", \
+      "# OSU MPI " name " Latency Test v" COLLTUNE_OSU_BENCH_VERSION "\n"
 
 constexpr std::array<Titles, 9> kTitles{{
     {Collective::bcast, COLLTUNE_OSU_TITLE("Broadcast")},
@@ -63,7 +64,8 @@ std::string_view header_line(Collective c) { return titles(c).header; }
 std::string preamble(const BenchOptions& options) {
   std::string out = "\n";
   out += header_line(options.collective);
-  if (options.type) out += format("# Datatype: %s.\n", std::string(mpi_type_name(*options.type)).c_str());
+  if (options.type)
+    out += format("# Datatype: %s.\n", std::string(mpi_type_name(*options.type)).c_str());
   if (has_message_size(options.collective)) {
     out += format("%-*s", kSizeWidth, "# Size");
     out += format("%*s", kFieldWidth, "Avg Latency(us)");
@@ -80,8 +82,8 @@ std::string preamble(const BenchOptions& options) {
   return out;
 }
 
-std::string data_line(const BenchOptions& options, std::int64_t size, double avg_us,
-                      double min_us, double max_us, std::int64_t iterations,
+std::string data_line(const BenchOptions& options, std::int64_t size, double avg_us, double min_us,
+                      double max_us, std::int64_t iterations,
                       std::optional<bool> validation_passed) {
   std::string out;
   if (has_message_size(options.collective)) {
@@ -116,8 +118,9 @@ std::string help_text(const BenchOptions& options) {
         "                              -m 128      // min = default, max = 128\n"
         "                              -m 2:128    // min = 2, max = 128\n"
         "                              -m 2:       // min = 2, max = default\n";
-    out += "  -M, --mem-limit SIZE        set per process maximum memory consumption to SIZE "
-           "bytes\n";
+    out +=
+        "  -M, --mem-limit SIZE        set per process maximum memory consumption to SIZE "
+        "bytes\n";
     out += format("                              (default %lld)\n",
                   static_cast<long long>(kMaxMemLimit));
   }

@@ -29,8 +29,8 @@ std::string preamble(const BenchOptions& options);
 
 // One data line: "%-10d%18.2f" size avg (barrier: "%17.2f" avg), with -f
 // "%18.2f%18.2f%12lu" min max iterations, with -c "%18s" Pass|Fail, then "\n".
-std::string data_line(const BenchOptions& options, std::int64_t size, double avg_us,
-                      double min_us, double max_us, std::int64_t iterations,
+std::string data_line(const BenchOptions& options, std::int64_t size, double avg_us, double min_us,
+                      double max_us, std::int64_t iterations,
                       std::optional<bool> validation_passed = std::nullopt);
 
 // OMB 6.x's message after a failed validation (stdout):
@@ -46,7 +46,6 @@ std::string bad_usage_text(const BadUsage& bad_usage);
 // set_max_memlimit's warning for -M below 1 MiB (stderr).
 std::string mem_limit_raised_text();
 
-inline constexpr std::string_view kTooFewProcesses =
-    "This test requires at least two processes\n";
+inline constexpr std::string_view kTooFewProcesses = "This test requires at least two processes\n";
 
 }  // namespace colltune::osu_bench

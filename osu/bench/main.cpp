@@ -90,8 +90,8 @@ int run(const BenchOptions& options, int rank, int comm_size) {
     MPI_Barrier(MPI_COMM_WORLD);
     const Latency stats = reduce_to_root(latency, comm_size);
     if (rank == 0)
-      write(stdout, data_line(options, 0, stats.avg, stats.min, stats.max,
-                              options.iterations_large));
+      write(stdout,
+            data_line(options, 0, stats.avg, stats.min, stats.max, options.iterations_large));
     return EXIT_SUCCESS;
   }
 
@@ -109,8 +109,8 @@ int run(const BenchOptions& options, int rank, int comm_size) {
     std::optional<bool> passed;
     if (options.validate) passed = validate(*workload);
     if (rank == 0)
-      write(stdout, data_line(options, step.bytes, stats.avg, stats.min, stats.max, iterations,
-                              passed));
+      write(stdout,
+            data_line(options, step.bytes, stats.avg, stats.min, stats.max, iterations, passed));
     if (passed == false) {
       if (rank == 0) write(stdout, validation_error_line(options, step.bytes));
       return EXIT_FAILURE;

@@ -19,7 +19,9 @@
  * depth 0 = called by the coll framework; depth > 0 = called from inside another traced
  * algorithm (e.g. allreduce nonoverlapping -> reduce + bcast).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <mpi.h>
@@ -45,7 +47,7 @@ static int record_count = 0;
 static int records_dropped = 0;
 static int trace_written = 0;
 static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread int call_depth = 0;
+static _Thread_local int call_depth = 0;
 
 /* Local queries are only legal between MPI_Init and MPI_Finalize. */
 static int mpi_usable(void) {
@@ -69,8 +71,8 @@ static int comm_size(MPI_Comm comm) {
   return size;
 }
 
-static void record(const char *function, MPI_Comm comm, int64_t bytes, int dtsize,
-                   int64_t segsize, int64_t fanout, int64_t max_requests) {
+static void record(const char *function, MPI_Comm comm, int64_t bytes, int dtsize, int64_t segsize,
+                   int64_t fanout, int64_t max_requests) {
   int size = comm_size(comm);
   pthread_mutex_lock(&records_lock);
   for (int i = record_count - 1; i >= 0; --i) {
@@ -139,12 +141,12 @@ static void write_trace(int rank, int world_size) {
   } else {
     dir = NULL;
   }
-  fprintf(out, "# colltune-trace 1 rank=%d world_size=%d pid=%ld dropped=%d\n", rank,
-          world_size, (long)getpid(), records_dropped);
+  fprintf(out, "# colltune-trace 1 rank=%d world_size=%d pid=%ld dropped=%d\n", rank, world_size,
+          (long)getpid(), records_dropped);
   for (int i = 0; i < record_count; ++i) {
     const record_t *r = &records[i];
-    fprintf(out, "fn=%s rank=%d comm_size=%d bytes=%lld dtsize=%d", r->function, rank,
-            r->comm_size, (long long)r->bytes, r->dtsize);
+    fprintf(out, "fn=%s rank=%d comm_size=%d bytes=%lld dtsize=%d", r->function, rank, r->comm_size,
+            (long long)r->bytes, r->dtsize);
     print_value(out, "segsize", r->segsize);
     print_value(out, "fanout", r->fanout);
     print_value(out, "maxreq", r->max_requests);
@@ -183,12 +185,13 @@ typedef void *module_t;
 #define NA NOT_APPLICABLE
 
 /* Forwards to the real symbol, counting one call at the current nesting depth. */
-#define FORWARD(name, fn_type, ...)                                   \
-  static fn_type real = NULL;                                         \
-  if (real == NULL) real = (fn_type)resolve("ompi_coll_base_" #name); \
-  ++call_depth;                                                       \
-  int rc = real(__VA_ARGS__);                                         \
-  --call_depth;                                                       \
+/* (dlsym returns an object pointer; POSIX's idiom turns it into a function pointer.) */
+#define FORWARD(name, fn_type, ...)                                       \
+  static fn_type real = NULL;                                             \
+  if (real == NULL) *(void **)(&real) = resolve("ompi_coll_base_" #name); \
+  ++call_depth;                                                           \
+  int rc = real(__VA_ARGS__);                                             \
+  --call_depth;                                                           \
   return rc
 
 static int64_t block_bytes(const void *buf, int count, MPI_Datatype type, int fallback_count,
@@ -203,19 +206,19 @@ static int64_t block_bytes(const void *buf, int count, MPI_Datatype type, int fa
 }
 
 /* allgather / alltoall: per-rank (per-peer) block. */
-#define ALLGATHER_PARAMS                                                                \
-  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,           \
-      MPI_Datatype rdtype, MPI_Comm comm, module_t module
+#define ALLGATHER_PARAMS                                                                          \
+  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype, \
+      MPI_Comm comm, module_t module
 #define ALLGATHER_NAMES sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, module
 typedef int (*allgather_fn)(ALLGATHER_PARAMS);
 typedef int (*alltoall_mr_fn)(ALLGATHER_PARAMS, int);
 
-#define WRAP_ALLGATHER(name)                                                       \
-  int ompi_coll_base_##name(ALLGATHER_PARAMS) {                                    \
-    int dtsize;                                                                    \
-    int64_t bytes = block_bytes(sbuf, scount, sdtype, rcount, rdtype, &dtsize);    \
-    record(#name, comm, bytes, dtsize, NA, NA, NA);                                \
-    FORWARD(name, allgather_fn, ALLGATHER_NAMES);                                  \
+#define WRAP_ALLGATHER(name)                                                    \
+  int ompi_coll_base_##name(ALLGATHER_PARAMS) {                                 \
+    int dtsize;                                                                 \
+    int64_t bytes = block_bytes(sbuf, scount, sdtype, rcount, rdtype, &dtsize); \
+    record(#name, comm, bytes, dtsize, NA, NA, NA);                             \
+    FORWARD(name, allgather_fn, ALLGATHER_NAMES);                               \
   }
 WRAP_ALLGATHER(allgather_intra_basic_linear)
 WRAP_ALLGATHER(allgather_intra_bruck)
@@ -236,17 +239,17 @@ int ompi_coll_base_alltoall_intra_linear_sync(ALLGATHER_PARAMS, int max_requests
 }
 
 /* allgatherv: bytes = own send block. */
-#define ALLGATHERV_PARAMS                                                              \
-  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, const int *rcounts,  \
+#define ALLGATHERV_PARAMS                                                            \
+  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, const int *rcounts, \
       const int *rdispls, MPI_Datatype rdtype, MPI_Comm comm, module_t module
 #define ALLGATHERV_NAMES sbuf, scount, sdtype, rbuf, rcounts, rdispls, rdtype, comm, module
 typedef int (*allgatherv_fn)(ALLGATHERV_PARAMS);
-#define WRAP_ALLGATHERV(name)                                          \
-  int ompi_coll_base_##name(ALLGATHERV_PARAMS) {                       \
-    int dtsize;                                                        \
+#define WRAP_ALLGATHERV(name)                                              \
+  int ompi_coll_base_##name(ALLGATHERV_PARAMS) {                           \
+    int dtsize;                                                            \
     int64_t bytes = block_bytes(sbuf, scount, sdtype, 0, rdtype, &dtsize); \
-    record(#name, comm, bytes, dtsize, NA, NA, NA);                    \
-    FORWARD(name, allgatherv_fn, ALLGATHERV_NAMES);                    \
+    record(#name, comm, bytes, dtsize, NA, NA, NA);                        \
+    FORWARD(name, allgatherv_fn, ALLGATHERV_NAMES);                        \
   }
 WRAP_ALLGATHERV(allgatherv_intra_basic_default)
 WRAP_ALLGATHERV(allgatherv_intra_bruck)
@@ -255,17 +258,17 @@ WRAP_ALLGATHERV(allgatherv_intra_neighborexchange)
 WRAP_ALLGATHERV(allgatherv_intra_two_procs)
 
 /* allreduce / exscan / scan / reduce_scatter_block: count x type. */
-#define ALLREDUCE_PARAMS                                                           \
+#define ALLREDUCE_PARAMS                                                                 \
   const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, \
       module_t module
 #define ALLREDUCE_NAMES sbuf, rbuf, count, dtype, op, comm, module
 typedef int (*allreduce_fn)(ALLREDUCE_PARAMS);
 typedef int (*allreduce_seg_fn)(ALLREDUCE_PARAMS, uint32_t);
-#define WRAP_ALLREDUCE(name)                                   \
-  int ompi_coll_base_##name(ALLREDUCE_PARAMS) {                \
-    int dtsize = type_size(dtype);                             \
-    record(#name, comm, (int64_t)count * dtsize, dtsize, NA, NA, NA); \
-    FORWARD(name, allreduce_fn, ALLREDUCE_NAMES);              \
+#define WRAP_ALLREDUCE(name)                                         \
+  int ompi_coll_base_##name(ALLREDUCE_PARAMS) {                      \
+    int dtsize = type_size(dtype);                                   \
+    record(#name, comm, (int64_t)count *dtsize, dtsize, NA, NA, NA); \
+    FORWARD(name, allreduce_fn, ALLREDUCE_NAMES);                    \
   }
 WRAP_ALLREDUCE(allreduce_intra_basic_linear)
 WRAP_ALLREDUCE(allreduce_intra_nonoverlapping)
@@ -283,39 +286,36 @@ WRAP_ALLREDUCE(reduce_scatter_block_intra_butterfly)
 
 int ompi_coll_base_allreduce_intra_ring_segmented(ALLREDUCE_PARAMS, uint32_t segsize) {
   int dtsize = type_size(dtype);
-  record("allreduce_intra_ring_segmented", comm, (int64_t)count * dtsize, dtsize, segsize, NA,
-         NA);
+  record("allreduce_intra_ring_segmented", comm, (int64_t)count * dtsize, dtsize, segsize, NA, NA);
   FORWARD(allreduce_intra_ring_segmented, allreduce_seg_fn, ALLREDUCE_NAMES, segsize);
 }
 
 /* alltoallv: bytes = average per-peer send block. */
-#define ALLTOALLV_PARAMS                                                                 \
-  const void *sbuf, const int *scounts, const int *sdispls, MPI_Datatype sdtype,        \
-      void *rbuf, const int *rcounts, const int *rdispls, MPI_Datatype rdtype,          \
-      MPI_Comm comm, module_t module
-#define ALLTOALLV_NAMES \
-  sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, module
+#define ALLTOALLV_PARAMS                                                                     \
+  const void *sbuf, const int *scounts, const int *sdispls, MPI_Datatype sdtype, void *rbuf, \
+      const int *rcounts, const int *rdispls, MPI_Datatype rdtype, MPI_Comm comm, module_t module
+#define ALLTOALLV_NAMES sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype, comm, module
 typedef int (*alltoallv_fn)(ALLTOALLV_PARAMS);
-#define WRAP_ALLTOALLV(name)                                                 \
-  int ompi_coll_base_##name(ALLTOALLV_PARAMS) {                              \
-    int size = comm_size(comm);                                              \
-    const int *counts = sbuf == MPI_IN_PLACE ? rcounts : scounts;            \
-    MPI_Datatype type = sbuf == MPI_IN_PLACE ? rdtype : sdtype;              \
-    int dtsize = type_size(type);                                            \
-    int64_t total = 0;                                                       \
-    for (int i = 0; counts != NULL && i < size; ++i) total += counts[i];     \
+#define WRAP_ALLTOALLV(name)                                                       \
+  int ompi_coll_base_##name(ALLTOALLV_PARAMS) {                                    \
+    int size = comm_size(comm);                                                    \
+    const int *counts = sbuf == MPI_IN_PLACE ? rcounts : scounts;                  \
+    MPI_Datatype type = sbuf == MPI_IN_PLACE ? rdtype : sdtype;                    \
+    int dtsize = type_size(type);                                                  \
+    int64_t total = 0;                                                             \
+    for (int i = 0; counts != NULL && i < size; ++i) total += counts[i];           \
     record(#name, comm, size > 0 ? total * dtsize / size : 0, dtsize, NA, NA, NA); \
-    FORWARD(name, alltoallv_fn, ALLTOALLV_NAMES);                            \
+    FORWARD(name, alltoallv_fn, ALLTOALLV_NAMES);                                  \
   }
 WRAP_ALLTOALLV(alltoallv_intra_basic_linear)
 WRAP_ALLTOALLV(alltoallv_intra_pairwise)
 
 /* barrier */
 typedef int (*barrier_fn)(MPI_Comm, module_t);
-#define WRAP_BARRIER(name)                                   \
+#define WRAP_BARRIER(name)                                    \
   int ompi_coll_base_##name(MPI_Comm comm, module_t module) { \
-    record(#name, comm, 0, 0, NA, NA, NA);                   \
-    FORWARD(name, barrier_fn, comm, module);                 \
+    record(#name, comm, 0, 0, NA, NA, NA);                    \
+    FORWARD(name, barrier_fn, comm, module);                  \
   }
 WRAP_BARRIER(barrier_intra_basic_linear)
 WRAP_BARRIER(barrier_intra_doublering)
@@ -337,11 +337,11 @@ int ompi_coll_base_bcast_intra_basic_linear(BCAST_PARAMS) {
   record("bcast_intra_basic_linear", comm, (int64_t)count * dtsize, dtsize, NA, NA, NA);
   FORWARD(bcast_intra_basic_linear, bcast_fn, BCAST_NAMES);
 }
-#define WRAP_BCAST_SEG(name)                                                     \
-  int ompi_coll_base_##name(BCAST_PARAMS, uint32_t segsize) {                    \
-    int dtsize = type_size(dtype);                                               \
-    record(#name, comm, (int64_t)count * dtsize, dtsize, segsize, NA, NA);      \
-    FORWARD(name, bcast_seg_fn, BCAST_NAMES, segsize);                           \
+#define WRAP_BCAST_SEG(name)                                              \
+  int ompi_coll_base_##name(BCAST_PARAMS, uint32_t segsize) {             \
+    int dtsize = type_size(dtype);                                        \
+    record(#name, comm, (int64_t)count *dtsize, dtsize, segsize, NA, NA); \
+    FORWARD(name, bcast_seg_fn, BCAST_NAMES, segsize);                    \
   }
 WRAP_BCAST_SEG(bcast_intra_pipeline)
 WRAP_BCAST_SEG(bcast_intra_binomial)
@@ -350,28 +350,28 @@ WRAP_BCAST_SEG(bcast_intra_split_bintree)
 WRAP_BCAST_SEG(bcast_intra_scatter_allgather)
 WRAP_BCAST_SEG(bcast_intra_scatter_allgather_ring)
 /* chain: fanout = number of chains; knomial: fanout = radix. */
-#define WRAP_BCAST_SEG_FAN(name)                                                    \
-  int ompi_coll_base_##name(BCAST_PARAMS, uint32_t segsize, int32_t fanout) {       \
-    int dtsize = type_size(dtype);                                                  \
-    record(#name, comm, (int64_t)count * dtsize, dtsize, segsize, fanout, NA);      \
-    FORWARD(name, bcast_seg_fan_fn, BCAST_NAMES, segsize, fanout);                  \
+#define WRAP_BCAST_SEG_FAN(name)                                              \
+  int ompi_coll_base_##name(BCAST_PARAMS, uint32_t segsize, int32_t fanout) { \
+    int dtsize = type_size(dtype);                                            \
+    record(#name, comm, (int64_t)count *dtsize, dtsize, segsize, fanout, NA); \
+    FORWARD(name, bcast_seg_fan_fn, BCAST_NAMES, segsize, fanout);            \
   }
 WRAP_BCAST_SEG_FAN(bcast_intra_chain)
 WRAP_BCAST_SEG_FAN(bcast_intra_knomial)
 
 /* gather / scatter: per-rank block as the tuned key uses it (send side on every rank). */
-#define GATHER_PARAMS                                                                   \
-  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount,           \
-      MPI_Datatype rdtype, int root, MPI_Comm comm, module_t module
+#define GATHER_PARAMS                                                                             \
+  const void *sbuf, int scount, MPI_Datatype sdtype, void *rbuf, int rcount, MPI_Datatype rdtype, \
+      int root, MPI_Comm comm, module_t module
 #define GATHER_NAMES sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm, module
 typedef int (*gather_fn)(GATHER_PARAMS);
 typedef int (*gather_int_fn)(GATHER_PARAMS, int);
-#define WRAP_GATHER(name)                                                         \
-  int ompi_coll_base_##name(GATHER_PARAMS) {                                      \
-    int dtsize;                                                                   \
-    int64_t bytes = block_bytes(sbuf, scount, sdtype, rcount, rdtype, &dtsize);   \
-    record(#name, comm, bytes, dtsize, NA, NA, NA);                               \
-    FORWARD(name, gather_fn, GATHER_NAMES);                                       \
+#define WRAP_GATHER(name)                                                       \
+  int ompi_coll_base_##name(GATHER_PARAMS) {                                    \
+    int dtsize;                                                                 \
+    int64_t bytes = block_bytes(sbuf, scount, sdtype, rcount, rdtype, &dtsize); \
+    record(#name, comm, bytes, dtsize, NA, NA, NA);                             \
+    FORWARD(name, gather_fn, GATHER_NAMES);                                     \
   }
 WRAP_GATHER(gather_intra_basic_linear)
 WRAP_GATHER(gather_intra_binomial)
@@ -392,26 +392,26 @@ int ompi_coll_base_scatter_intra_linear_nb(GATHER_PARAMS, int max_reqs) {
 }
 
 /* reduce */
-#define REDUCE_PARAMS                                                                  \
-  const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root,   \
-      MPI_Comm comm, module_t module
+#define REDUCE_PARAMS                                                                              \
+  const void *sbuf, void *rbuf, int count, MPI_Datatype dtype, MPI_Op op, int root, MPI_Comm comm, \
+      module_t module
 #define REDUCE_NAMES sbuf, rbuf, count, dtype, op, root, comm, module
 typedef int (*reduce_fn)(REDUCE_PARAMS);
 typedef int (*reduce_seg_fn)(REDUCE_PARAMS, uint32_t, int);
 typedef int (*reduce_chain_fn)(REDUCE_PARAMS, uint32_t, int, int);
-#define WRAP_REDUCE(name)                                                 \
-  int ompi_coll_base_##name(REDUCE_PARAMS) {                              \
-    int dtsize = type_size(dtype);                                        \
-    record(#name, comm, (int64_t)count * dtsize, dtsize, NA, NA, NA);     \
-    FORWARD(name, reduce_fn, REDUCE_NAMES);                               \
+#define WRAP_REDUCE(name)                                            \
+  int ompi_coll_base_##name(REDUCE_PARAMS) {                         \
+    int dtsize = type_size(dtype);                                   \
+    record(#name, comm, (int64_t)count *dtsize, dtsize, NA, NA, NA); \
+    FORWARD(name, reduce_fn, REDUCE_NAMES);                          \
   }
 WRAP_REDUCE(reduce_intra_basic_linear)
 WRAP_REDUCE(reduce_intra_redscat_gather)
-#define WRAP_REDUCE_SEG(name)                                                          \
-  int ompi_coll_base_##name(REDUCE_PARAMS, uint32_t segsize, int max_requests) {      \
-    int dtsize = type_size(dtype);                                                     \
-    record(#name, comm, (int64_t)count * dtsize, dtsize, segsize, NA, max_requests);   \
-    FORWARD(name, reduce_seg_fn, REDUCE_NAMES, segsize, max_requests);                 \
+#define WRAP_REDUCE_SEG(name)                                                       \
+  int ompi_coll_base_##name(REDUCE_PARAMS, uint32_t segsize, int max_requests) {    \
+    int dtsize = type_size(dtype);                                                  \
+    record(#name, comm, (int64_t)count *dtsize, dtsize, segsize, NA, max_requests); \
+    FORWARD(name, reduce_seg_fn, REDUCE_NAMES, segsize, max_requests);              \
   }
 WRAP_REDUCE_SEG(reduce_intra_pipeline)
 WRAP_REDUCE_SEG(reduce_intra_binary)
@@ -427,19 +427,19 @@ int ompi_coll_base_reduce_intra_chain(REDUCE_PARAMS, uint32_t segsize, int fanou
 }
 
 /* reduce_scatter: bytes = sum of receive counts x type (the tuned key). */
-#define REDUCE_SCATTER_PARAMS                                                         \
-  const void *sbuf, void *rbuf, const int *rcounts, MPI_Datatype dtype, MPI_Op op,   \
-      MPI_Comm comm, module_t module
+#define REDUCE_SCATTER_PARAMS                                                                     \
+  const void *sbuf, void *rbuf, const int *rcounts, MPI_Datatype dtype, MPI_Op op, MPI_Comm comm, \
+      module_t module
 #define REDUCE_SCATTER_NAMES sbuf, rbuf, rcounts, dtype, op, comm, module
 typedef int (*reduce_scatter_fn)(REDUCE_SCATTER_PARAMS);
-#define WRAP_REDUCE_SCATTER(name)                                           \
-  int ompi_coll_base_##name(REDUCE_SCATTER_PARAMS) {                        \
-    int size = comm_size(comm);                                             \
-    int dtsize = type_size(dtype);                                          \
-    int64_t total = 0;                                                      \
-    for (int i = 0; rcounts != NULL && i < size; ++i) total += rcounts[i];  \
-    record(#name, comm, total * dtsize, dtsize, NA, NA, NA);                \
-    FORWARD(name, reduce_scatter_fn, REDUCE_SCATTER_NAMES);                 \
+#define WRAP_REDUCE_SCATTER(name)                                          \
+  int ompi_coll_base_##name(REDUCE_SCATTER_PARAMS) {                       \
+    int size = comm_size(comm);                                            \
+    int dtsize = type_size(dtype);                                         \
+    int64_t total = 0;                                                     \
+    for (int i = 0; rcounts != NULL && i < size; ++i) total += rcounts[i]; \
+    record(#name, comm, total *dtsize, dtsize, NA, NA, NA);                \
+    FORWARD(name, reduce_scatter_fn, REDUCE_SCATTER_NAMES);                \
   }
 WRAP_REDUCE_SCATTER(reduce_scatter_intra_nonoverlapping)
 WRAP_REDUCE_SCATTER(reduce_scatter_intra_basic_recursivehalving)

@@ -234,12 +234,18 @@ void allreduce_redscat_allgather(Context& c, std::int64_t count) {
 
 void allreduce_by_id(Context& c, int id, std::int64_t count, int segsize) {
   switch (id) {
-    case 1: return allreduce_basic_linear(c, count);
-    case 2: return allreduce_nonoverlapping(c, count);
-    case 3: return allreduce_recursive_doubling(c, count);
-    case 4: return allreduce_ring(c, count);
-    case 5: return allreduce_ring_segmented(c, count, segsize);
-    case 6: return allreduce_redscat_allgather(c, count);
+    case 1:
+      return allreduce_basic_linear(c, count);
+    case 2:
+      return allreduce_nonoverlapping(c, count);
+    case 3:
+      return allreduce_recursive_doubling(c, count);
+    case 4:
+      return allreduce_ring(c, count);
+    case 5:
+      return allreduce_ring_segmented(c, count, segsize);
+    case 6:
+      return allreduce_redscat_allgather(c, count);
     default:
       throw AlgorithmOutOfRange("allreduce algorithm " + std::to_string(id) +
                                 " does not exist in Open MPI 4.1 (1-6)");

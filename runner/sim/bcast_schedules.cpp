@@ -185,8 +185,8 @@ void bcast_split_bintree(Context& c, std::int64_t count, int segsize_in) {
       for (int kid : kids) prog.send(kid, last * type);
     } else {
       for (std::int64_t seg = 0; seg < num_segments[lr]; ++seg)
-        prog.recv(tree.parent[r], (seg == num_segments[lr] - 1 ? last_count(lr) : segcount[lr]) *
-                                      type);
+        prog.recv(tree.parent[r],
+                  (seg == num_segments[lr] - 1 ? last_count(lr) : segcount[lr]) * type);
     }
   }
   // Step 2: exchange halves with the twin in the other subtree.
@@ -283,15 +283,24 @@ void bcast_scatter_allgather_ring(Context& c, std::int64_t count) {
 
 void bcast_by_id(Context& c, int id, std::int64_t count, int segsize, int fanout) {
   switch (id) {
-    case 1: return bcast_basic_linear(c, count);
-    case 2: return bcast_chain(c, count, segsize, fanout);
-    case 3: return bcast_pipeline(c, count, segsize);
-    case 4: return bcast_split_bintree(c, count, segsize);
-    case 5: return bcast_bintree(c, count, segsize);
-    case 6: return bcast_binomial(c, count, segsize);
-    case 7: return bcast_knomial(c, count, segsize, c.knomial_radix);
-    case 8: return bcast_scatter_allgather(c, count);
-    case 9: return bcast_scatter_allgather_ring(c, count);
+    case 1:
+      return bcast_basic_linear(c, count);
+    case 2:
+      return bcast_chain(c, count, segsize, fanout);
+    case 3:
+      return bcast_pipeline(c, count, segsize);
+    case 4:
+      return bcast_split_bintree(c, count, segsize);
+    case 5:
+      return bcast_bintree(c, count, segsize);
+    case 6:
+      return bcast_binomial(c, count, segsize);
+    case 7:
+      return bcast_knomial(c, count, segsize, c.knomial_radix);
+    case 8:
+      return bcast_scatter_allgather(c, count);
+    case 9:
+      return bcast_scatter_allgather_ring(c, count);
     default:
       throw AlgorithmOutOfRange("bcast algorithm " + std::to_string(id) +
                                 " does not exist in Open MPI 4.1 (1-9)");

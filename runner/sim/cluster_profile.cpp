@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #ifndef COLLTUNE_SIM_PROFILE_DIR
 #define COLLTUNE_SIM_PROFILE_DIR "runner/sim/profiles"
@@ -52,8 +51,7 @@ LinkLevel level_from_json(const nlohmann::json& j, const std::string& where) {
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const std::string pw = where + ".pieces[" + std::to_string(i) + "]";
     const auto& pj = pieces[i];
-    check_keys(pj, {"up_to_bytes", "latency_us", "overhead_us", "bandwidth_gbps", "protocol"},
-               pw);
+    check_keys(pj, {"up_to_bytes", "latency_us", "overhead_us", "bandwidth_gbps", "protocol"}, pw);
     LinkPiece p;
     const bool last = i + 1 == pieces.size();
     if (pj.contains("up_to_bytes") && !pj.at("up_to_bytes").is_null())
@@ -82,8 +80,8 @@ LinkLevel level_from_json(const nlohmann::json& j, const std::string& where) {
 nlohmann::json level_to_json(const LinkLevel& level) {
   nlohmann::json pieces = nlohmann::json::array();
   for (const auto& p : level.pieces)
-    pieces.push_back({{"up_to_bytes", p.up_to_bytes < 0 ? nlohmann::json(nullptr)
-                                                         : nlohmann::json(p.up_to_bytes)},
+    pieces.push_back({{"up_to_bytes",
+                       p.up_to_bytes < 0 ? nlohmann::json(nullptr) : nlohmann::json(p.up_to_bytes)},
                       {"latency_us", p.latency_us},
                       {"overhead_us", p.overhead_us},
                       {"bandwidth_gbps", p.bandwidth_gbps},
@@ -105,12 +103,12 @@ int Placement::node_of(int rank) const {
 
 ClusterProfile ClusterProfile::from_json(const nlohmann::json& j) {
   const std::string top = "(top level)";
-  check_keys(j,
-             {"name", "description", "nodes", "cores_per_node", "placement", "mapping",
-              "reduce_ns_per_byte", "oversubscription_penalty", "intra_node", "inter_node",
-              "noise", "ompi_version", "osu_version", "knomial_radix", "forced_chain_fanout",
-              "launch_overhead_s"},
-             top);
+  check_keys(
+      j,
+      {"name", "description", "nodes", "cores_per_node", "placement", "mapping",
+       "reduce_ns_per_byte", "oversubscription_penalty", "intra_node", "inter_node", "noise",
+       "ompi_version", "osu_version", "knomial_radix", "forced_chain_fanout", "launch_overhead_s"},
+      top);
   ClusterProfile p;
   p.name = get_or<std::string>(j, "name", "", top);
   if (p.name.empty()) bad(top, "needs a \"name\"");

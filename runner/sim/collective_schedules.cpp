@@ -38,7 +38,7 @@ Schedule build_schedule(const CallSpec& spec) {
   const std::int64_t count = reduction ? spec.osu_size / 4 : spec.osu_size;
   if (count < 1) throw std::invalid_argument("reductions need at least 4 bytes (one float)");
 
-  Schedule schedule(spec.comm_size);
+  Schedule schedule(spec.comm_size, spec.max_messages);
   algo::Context c{schedule, spec.comm_size, type_size, spec.knomial_radix};
   int id = spec.config.algorithm;
   int segsize = spec.config.segsize;

@@ -21,13 +21,14 @@ namespace colltune::sim {
 struct CallSpec {
   Collective collective = Collective::bcast;
   int comm_size = 2;
-  TuningConfig config;         // algorithm 0 = Open MPI's fixed decision
-  std::int64_t osu_size = 4;   // bytes as OSU prints them
-  int knomial_radix = 4;       // coll_tuned_bcast_algorithm_knomial_radix
+  TuningConfig config;        // algorithm 0 = Open MPI's fixed decision
+  std::int64_t osu_size = 4;  // bytes as OSU prints them
+  int knomial_radix = 4;      // coll_tuned_bcast_algorithm_knomial_radix
   // Chain fan-out when a forced chain has fanout 0: the MCA parameter is then not set and keeps
   // its default (coll_tuned_<coll>_algorithm_chain_fanout = 4). The fixed decision passes 0,
   // which the chain builder turns into 1.
   int forced_chain_fanout = 4;
+  std::int64_t max_messages = kDefaultMaxMessages;  // ScheduleTooLarge beyond
 };
 
 // The algorithm id is not one of Open MPI 4.1's (the real collective returns MPI_ERR_ARG).
@@ -40,7 +41,7 @@ class AlgorithmOutOfRange : public std::invalid_argument {
 bool sim_models(Collective collective);
 
 // Throws std::invalid_argument for a collective not modelled, comm_size < 2 or a size < 1,
-// AlgorithmOutOfRange for an unknown algorithm id.
+// AlgorithmOutOfRange for an unknown algorithm id, ScheduleTooLarge past max_messages.
 Schedule build_schedule(const CallSpec& spec);
 
 // COLL_BASE_COMPUTED_SEGCOUNT: elements per segment for a segment size in bytes (rounded to the

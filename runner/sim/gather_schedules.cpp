@@ -58,9 +58,12 @@ void gather_linear_sync(Context& c, std::int64_t count, int first_segment_size) 
 
 void gather_by_id(Context& c, int id, std::int64_t count, int segsize) {
   switch (id) {
-    case 1: return gather_basic_linear(c, count);
-    case 2: return gather_binomial(c, count);
-    case 3: return gather_linear_sync(c, count, segsize);
+    case 1:
+      return gather_basic_linear(c, count);
+    case 2:
+      return gather_binomial(c, count);
+    case 3:
+      return gather_linear_sync(c, count, segsize);
     default:
       throw AlgorithmOutOfRange("gather algorithm " + std::to_string(id) +
                                 " does not exist in Open MPI 4.1 (1-3)");

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numbers>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 namespace colltune::sim {
 

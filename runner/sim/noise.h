@@ -4,9 +4,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string_view>
 
 #include "core/rng.h"
 

@@ -198,13 +198,20 @@ void reduce_redscat_gather(Context& c, std::int64_t count) {
 
 void reduce_by_id(Context& c, int id, std::int64_t count, int segsize, int fanout) {
   switch (id) {
-    case 1: return reduce_basic_linear(c, count);
-    case 2: return reduce_chain(c, count, segsize, fanout);
-    case 3: return reduce_pipeline(c, count, segsize);
-    case 4: return reduce_binary(c, count, segsize);
-    case 5: return reduce_binomial(c, count, segsize);
-    case 6: return reduce_in_order_binary(c, count, segsize);
-    case 7: return reduce_redscat_gather(c, count);
+    case 1:
+      return reduce_basic_linear(c, count);
+    case 2:
+      return reduce_chain(c, count, segsize, fanout);
+    case 3:
+      return reduce_pipeline(c, count, segsize);
+    case 4:
+      return reduce_binary(c, count, segsize);
+    case 5:
+      return reduce_binomial(c, count, segsize);
+    case 6:
+      return reduce_in_order_binary(c, count, segsize);
+    case 7:
+      return reduce_redscat_gather(c, count);
     default:
       throw AlgorithmOutOfRange("reduce algorithm " + std::to_string(id) +
                                 " does not exist in Open MPI 4.1 (1-7)");

@@ -4,7 +4,15 @@
 
 namespace colltune::sim {
 
+Schedule::Schedule(int comm_size, std::int64_t max_messages) {
+  auto budget = std::make_shared<std::int64_t>(max_messages);
+  ranks.reserve(static_cast<std::size_t>(comm_size));
+  for (int r = 0; r < comm_size; ++r) ranks.emplace_back(budget);
+}
+
 RequestId RankProgram::isend(int peer, std::int64_t bytes) {
+  if (budget_ && --*budget_ < 0)
+    throw ScheduleTooLarge("the schedule sends too many messages to simulate");
   const RequestId id = next_request_++;
   ops_.push_back({Op::Kind::isend, peer, bytes, id, 0});
   return id;
@@ -37,8 +45,7 @@ void RankProgram::wait_all(const std::vector<RequestId>& requests) {
   if (count > 0) ops_.push_back({Op::Kind::wait, -1, 0, first, count});
 }
 
-void RankProgram::sendrecv(int dest, std::int64_t send_bytes, int source,
-                           std::int64_t recv_bytes) {
+void RankProgram::sendrecv(int dest, std::int64_t send_bytes, int source, std::int64_t recv_bytes) {
   const RequestId r = irecv(source, recv_bytes);
   send(dest, send_bytes);
   wait(r);

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,19 +19,31 @@
 namespace colltune::sim {
 
 using RequestId = std::int32_t;
+inline constexpr std::int64_t kDefaultMaxMessages = 4'000'000;
 inline constexpr RequestId kNoRequest = -1;
 
 struct Op {
   enum class Kind : std::uint8_t { isend, irecv, wait, reduce };
   Kind kind = Kind::wait;
-  std::int32_t peer = -1;    // isend / irecv
-  std::int64_t bytes = 0;    // isend / irecv: bytes; reduce: bytes combined by the operator
-  std::int32_t first = 0;    // isend / irecv: request id; wait: start in RankProgram::wait_list
-  std::int32_t count = 0;    // wait: number of requests
+  std::int32_t peer = -1;  // isend / irecv
+  std::int64_t bytes = 0;  // isend / irecv: bytes; reduce: bytes combined by the operator
+  std::int32_t first = 0;  // isend / irecv: request id; wait: start in RankProgram::wait_list
+  std::int32_t count = 0;  // wait: number of requests
+};
+
+// A schedule would send more messages than the caller allowed (simulation too expensive).
+class ScheduleTooLarge : public std::length_error {
+ public:
+  using std::length_error::length_error;
 };
 
 class RankProgram {
  public:
+  RankProgram() = default;
+  // `budget` (shared by all ranks of a schedule) counts down per send; at zero, isend throws
+  // ScheduleTooLarge.
+  explicit RankProgram(std::shared_ptr<std::int64_t> budget) : budget_(std::move(budget)) {}
+
   RequestId isend(int peer, std::int64_t bytes);
   RequestId irecv(int peer, std::int64_t bytes);
   void wait(RequestId request);  // kNoRequest (MPI_REQUEST_NULL) is ignored
@@ -49,10 +63,12 @@ class RankProgram {
   std::vector<Op> ops_;
   std::vector<RequestId> wait_list_;
   RequestId next_request_ = 0;
+  std::shared_ptr<std::int64_t> budget_;
 };
 
 struct Schedule {
-  explicit Schedule(int comm_size) : ranks(static_cast<std::size_t>(comm_size)) {}
+  // At most `max_messages` sends in total (ScheduleTooLarge beyond).
+  explicit Schedule(int comm_size, std::int64_t max_messages = kDefaultMaxMessages);
   int comm_size() const { return static_cast<int>(ranks.size()); }
   RankProgram& rank(int r) { return ranks.at(static_cast<std::size_t>(r)); }
 
@@ -71,11 +87,11 @@ struct LinkTraffic {
 struct ScheduleSummary {
   std::int64_t messages = 0;
   std::int64_t bytes = 0;
-  std::int64_t reduce_bytes = 0;                       // summed over ranks
-  std::map<std::pair<int, int>, LinkTraffic> links;    // (source, destination)
-  std::vector<std::int64_t> sends;                     // messages sent per rank
-  std::vector<std::int64_t> receives;                  // messages received per rank
-  std::vector<std::int64_t> reduce_ops;                // reduction calls per rank
+  std::int64_t reduce_bytes = 0;                     // summed over ranks
+  std::map<std::pair<int, int>, LinkTraffic> links;  // (source, destination)
+  std::vector<std::int64_t> sends;                   // messages sent per rank
+  std::vector<std::int64_t> receives;                // messages received per rank
+  std::vector<std::int64_t> reduce_ops;              // reduction calls per rank
 };
 
 // Counts what the schedule sends; throws std::logic_error when a link's sends and receives do

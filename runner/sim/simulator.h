@@ -5,10 +5,14 @@
 //    the shared-memory latency grow with oversubscription);
 //  * an eager message starts moving as soon as it is posted; a rendezvous message only once
 //    the receive is posted: ready = max(send_post + L, recv_post) + L (request/clear to send);
-//  * a transfer takes bytes / bandwidth and arrives L later; each rank sends one transfer at a
-//    time and receives one at a time (full duplex), and a transfer also holds its level's shared
-//    resource (the node's memory system, or the NIC of each end per direction) for
-//    `contention` x its duration, so at most 1/contention transfers share it at full speed;
+//  * a transfer takes bytes / bandwidth and arrives L later. Eager data is pushed: the sender
+//    injects one message at a time and is done once it is out; the receiver takes one in at a
+//    time, so a busy receiver delays arrival, not the sender. Rendezvous data is pulled by the
+//    receiver (single copy, RDMA read): the sender can feed several receivers at once and its
+//    send completes when the data has been read;
+//  * every transfer also holds its level's shared resource (the node's memory system; the NIC
+//    of each end, per direction) for contention x bytes / peak bandwidth of the level: that
+//    resource moves at most peak_bandwidth / contention bytes per us across all its transfers;
 //  * resources are granted first come, first served in simulated time.
 //
 // The time of a rank is when its last operation completes, counted from a common start (OSU

@@ -49,7 +49,8 @@ int next_power_of_two(int value) {
 }  // namespace
 
 Tree build_tree(int fanout, int size, int root) {
-  if (fanout < 1 || fanout > kMaxTreeFanout) throw std::invalid_argument("tree fanout out of range");
+  if (fanout < 1 || fanout > kMaxTreeFanout)
+    throw std::invalid_argument("tree fanout out of range");
   Tree t = empty_tree(size, root);
   if (size < 2) return t;
   for (int rank = 0; rank < size; ++rank) {

@@ -2,12 +2,11 @@
 // bash (without Slurm: the #SBATCH lines are comments to bash), checking the job-folder files.
 #include "slurm/batch_script.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "runner/process.h"
 #include "slurm/job_folder.h"
@@ -52,7 +51,7 @@ class TempDir {
 
 TEST(ShellQuote, EveryValueComesBackVerbatimFromBash) {
   TempDir dir;
-  for (const std::string value :
+  for (const std::string& value :
        {std::string(), std::string("plain"), std::string("it's"), std::string("''"), kNasty,
         std::string("-n"), std::string("new\nline"), std::string("$HOME ~ !x")}) {
     auto out = run_process({"bash", "-c", "printf '%s' " + shell_quote(value)},
@@ -137,10 +136,10 @@ TEST(BatchScript, RejectsUnsafeNamesAndBadShapes) {
                std::invalid_argument);
   EXPECT_THROW(render_batch_script(bad([](auto& s) { s.runs[0].env["X-Y"] = "1"; })),
                std::invalid_argument);
-  EXPECT_THROW(render_batch_script(bad([](auto& s) { s.env["1X"] = "1"; })),
-               std::invalid_argument);
-  EXPECT_THROW(render_batch_script(bad([](auto& s) { s.runs[0].argv.push_back(std::string(1, '\0')); })),
-               std::invalid_argument);
+  EXPECT_THROW(render_batch_script(bad([](auto& s) { s.env["1X"] = "1"; })), std::invalid_argument);
+  EXPECT_THROW(
+      render_batch_script(bad([](auto& s) { s.runs[0].argv.push_back(std::string(1, '\0')); })),
+      std::invalid_argument);
   EXPECT_THROW(render_batch_script(bad([](auto& s) { s.time_limit_minutes = 0; })),
                std::invalid_argument);
   EXPECT_THROW(render_batch_script(bad([](auto& s) { s.unset_env_prefixes = {"X*"}; })),
@@ -152,16 +151,19 @@ TEST(BatchScript, TemplatesNeedEachPlaceholderOnceInOrder) {
   EXPECT_NO_THROW(validate_batch_template(default_batch_template()));
   auto custom = render_batch_script(
       spec, "#!/bin/bash\n# site\n{{directives}}\nmodule load openmpi\n{{prologue}}\n{{runs}}\n");
-  EXPECT_NE(custom.find("#SBATCH --time=7\nmodule load openmpi\nset -u\n"), std::string::npos)
+  EXPECT_NE(custom.find("#SBATCH --open-mode=append\nmodule load openmpi\nset -u\n"),
+            std::string::npos)
       << custom;
   EXPECT_THROW(render_batch_script(spec, "{{directives}}{{prologue}}{{runs}}"),
                std::invalid_argument);  // no #!
   EXPECT_THROW(render_batch_script(spec, "#!/bin/sh\n{{directives}}\n{{runs}}\n"),
                std::invalid_argument);  // no prologue
-  EXPECT_THROW(render_batch_script(spec, "#!/bin/sh\n{{directives}}\n{{prologue}}\n{{runs}}{{runs}}"),
-               std::invalid_argument);
-  EXPECT_THROW(render_batch_script(spec, "#!/bin/sh\nmodule load x\n{{directives}}\n{{prologue}}\n{{runs}}"),
-               std::invalid_argument);  // #SBATCH after a command would be ignored
+  EXPECT_THROW(
+      render_batch_script(spec, "#!/bin/sh\n{{directives}}\n{{prologue}}\n{{runs}}{{runs}}"),
+      std::invalid_argument);
+  EXPECT_THROW(
+      render_batch_script(spec, "#!/bin/sh\nmodule load x\n{{directives}}\n{{prologue}}\n{{runs}}"),
+      std::invalid_argument);  // #SBATCH after a command would be ignored
   EXPECT_THROW(render_batch_script(spec, "#!/bin/sh\n{{directives}}\n{{runs}}\n{{prologue}}\n"),
                std::invalid_argument);
 }
@@ -182,8 +184,8 @@ ProcessResult execute(const std::string& script, const fs::path& dir,
                       std::map<std::string, std::string> env = {}) {
   const auto path = dir / "job.sh";
   std::ofstream(path) << script;
-  return run_process({"bash", path.string()}, {.env = std::move(env), .cwd = dir.string(),
-                                              .timeout_s = 60});
+  return run_process({"bash", path.string()},
+                     {.env = std::move(env), .cwd = dir.string(), .timeout_s = 60});
 }
 
 TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
@@ -199,10 +201,13 @@ TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
       {"ok", 30, {}, {"sh", "-c", "echo hello; echo warn >&2"}},
       {"crash", 30, {}, {"sh", "-c", "echo partial; exit 3"}},
       {"hang", 1, {}, {"sleep", "30"}},
-      {"quoted", 30, {{"RUN_VAR", kNasty}},
-       {"sh", "-c", "printf '%s|%s|%s|%s|%s' \"$1\" \"$RUN_VAR\" \"$JOB_WIDE\" "
-                    "\"${OMPI_MCA_coll_tuned_bcast_algorithm:-unset}\" "
-                    "\"${OMPI_MCA_mpi_yield_when_idle:-unset}\"",
+      {"quoted",
+       30,
+       {{"RUN_VAR", kNasty}},
+       {"sh", "-c",
+        "printf '%s|%s|%s|%s|%s' \"$1\" \"$RUN_VAR\" \"$JOB_WIDE\" "
+        "\"${OMPI_MCA_coll_tuned_bcast_algorithm:-unset}\" "
+        "\"${OMPI_MCA_mpi_yield_when_idle:-unset}\"",
         "sh", kNasty}},
   };
   auto out = execute(render_batch_script(spec), tmp.path(),
@@ -237,8 +242,7 @@ TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
 
   auto quoted = read_run(dir, "quoted");
   ASSERT_TRUE(quoted.done);
-  EXPECT_EQ(quoted.attempts[0].stdout_text,
-            kNasty + "|" + kNasty + "|" + kNasty + "|unset|1");
+  EXPECT_EQ(quoted.attempts[0].stdout_text, kNasty + "|" + kNasty + "|" + kNasty + "|unset|1");
 
   auto facts = read_node_facts(dir);
   ASSERT_TRUE(facts);
@@ -273,6 +277,71 @@ TEST(BatchScript, AResubmittedScriptSkipsRunsAlreadyDone) {
   EXPECT_TRUE(record.done);
   EXPECT_EQ(record.attempts.size(), 1u);
   EXPECT_FALSE(fs::exists(dir / "runs" / "once.a2.start"));
+}
+
+TEST(BatchScript, ALaunchThatNeverStartedIsRelaunchedWithoutUsingAnAttempt) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "job";
+  BatchScriptSpec spec = simple_spec(dir);
+  spec.ompi_info = "";
+  spec.attempts = 1;
+  spec.relaunch_delay_s = 1;
+  spec.relaunch_markers = {"Requested nodes are busy"};
+  const std::string flag = (tmp.path() / "flag").string();
+  // First launch: what srun prints when it cannot create its step; second launch: runs.
+  const std::string body =
+      "if [ -e \"$1\" ]; then echo ran; else touch \"$1\"; "
+      "echo 'srun: error: Unable to create step for job 5: Requested nodes are busy' >&2; "
+      "exit 1; fi";
+  spec.runs = {{"busy", 30, {}, {"sh", "-c", body, "sh", flag}},
+               {"broken", 30, {}, {"sh", "-c", "echo 'some other error' >&2; exit 1"}},
+               {"hopeless", 2, {}, {"sh", "-c", "echo 'Requested nodes are busy' >&2; exit 1"}}};
+  ASSERT_EQ(execute(render_batch_script(spec), tmp.path()).exit_code, 0);
+  auto busy = read_run(dir, "busy");
+  ASSERT_TRUE(busy.done);
+  ASSERT_EQ(busy.attempts.size(), 1u);
+  EXPECT_EQ(busy.attempts[0].exit_status, 0);
+  EXPECT_EQ(busy.attempts[0].stdout_text, "ran\n");
+  auto broken = read_run(dir, "broken");  // other failures are not relaunched
+  ASSERT_TRUE(broken.done);
+  EXPECT_EQ(broken.attempts.at(0).exit_status, 1);
+  // Relaunches stop within the run's own time: the failure is then reported as it is.
+  auto hopeless = read_run(dir, "hopeless");
+  ASSERT_TRUE(hopeless.done);
+  EXPECT_EQ(hopeless.attempts.at(0).exit_status, 1);
+  EXPECT_LT(hopeless.attempts[0].end_time - hopeless.attempts[0].start_time, 3);
+}
+
+TEST(BatchScript, ARunThatLostTheJobStopsTheScriptWithoutBeingMarkedDone) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "job";
+  BatchScriptSpec spec = simple_spec(dir);
+  spec.ompi_info = "";
+  spec.job_gone_markers = {"srun: error: Node failure on"};
+  spec.runs = {
+      {"first", 30, {}, {"sh", "-c", "echo fine"}},
+      // srun exits 0 after a node failure: the marker counts, not the status.
+      {"victim", 30, {}, {"sh", "-c", "echo 'srun: error: Node failure on vm' >&2; exit 0"}},
+      {"never", 30, {}, {"sh", "-c", "echo should-not-run"}}};
+  auto out = execute(render_batch_script(spec), tmp.path());
+  EXPECT_EQ(out.exit_code, 3);
+  EXPECT_NE(out.stdout_text.find("run victim lost the job's allocation"), std::string::npos)
+      << out.stdout_text;
+  EXPECT_TRUE(read_run(dir, "first").done);
+  auto victim = read_run(dir, "victim");
+  EXPECT_FALSE(victim.done);
+  EXPECT_TRUE(victim.started());  // one launch, not retried
+  EXPECT_EQ(victim.attempts.size(), 1u);
+  EXPECT_FALSE(read_run(dir, "never").started());
+
+  // A timeout is a timeout, even if the killed launcher printed such a line.
+  spec.runs = {
+      {"slow", 1, {}, {"sh", "-c", "echo 'srun: error: Node failure on vm' >&2; sleep 30"}}};
+  spec.kill_after_s = 1;
+  ASSERT_EQ(execute(render_batch_script(spec), tmp.path()).exit_code, 0);
+  auto slow = read_run(dir, "slow");
+  ASSERT_TRUE(slow.done);
+  EXPECT_EQ(slow.attempts.at(0).exit_status, 124);
 }
 
 TEST(JobFolder, ReadsPartialRunsAndEpochFormats) {

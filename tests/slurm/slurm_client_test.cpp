@@ -68,8 +68,8 @@ TEST(SlurmClient, StatusFromSqueueWithExitCodeOnceEnded) {
   ASSERT_TRUE(running.status);
   EXPECT_EQ(running.status->state, JobState::running);
   EXPECT_FALSE(running.status->exit_code.has_value());
-  EXPECT_EQ(slurm.calls.at(0), (std::vector<std::string>{"squeue", "-h", "-t", "all", "-j", "9",
-                                                        "-o", "%i|%T|%r"}));
+  EXPECT_EQ(slurm.calls.at(0),
+            (std::vector<std::string>{"squeue", "-h", "-t", "all", "-j", "9", "-o", "%i|%T|%r"}));
   auto failed = client.status("9");
   ASSERT_TRUE(failed.status);
   EXPECT_EQ(failed.status->state, JobState::failed);
@@ -113,9 +113,11 @@ TEST(SlurmClient, UnreachableControllerIsNotAnUnknownJob) {
 
 TEST(SlurmClient, CancelPingAndNodes) {
   ScriptedSlurm slurm;
-  slurm.answers["scancel"] = {ok(""), err("scancel: error: Kill job error on job id 8: Invalid job id specified\n")};
-  slurm.answers["scontrol"] = {ok("Slurmctld(primary) at vm is UP\n"),
-                               {.exit_code = 1, .stdout_text = "Slurmctld(primary) at vm is DOWN\n"}};
+  slurm.answers["scancel"] = {
+      ok(""), err("scancel: error: Kill job error on job id 8: Invalid job id specified\n")};
+  slurm.answers["scontrol"] = {
+      ok("Slurmctld(primary) at vm is UP\n"),
+      {.exit_code = 1, .stdout_text = "Slurmctld(primary) at vm is DOWN\n"}};
   slurm.answers["sinfo"] = {ok("vm|idle|8|none\n")};
   SlurmClient client({}, slurm.runner());
   EXPECT_TRUE(client.cancel("7"));

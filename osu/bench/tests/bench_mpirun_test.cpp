@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "child_process.h"
+#include "osu/bench/bench_options.h"
+#include "osu/osu_command.h"
 #include "osu/osu_output.h"
 
 #ifndef COLLTUNE_OSU_BENCH_TEST_DIR
@@ -23,9 +25,14 @@ constexpr double kTimeoutS = 120;
 
 testing::ChildResult mpirun(int ranks, const std::string& program,
                             const std::vector<std::string>& args) {
-  std::vector<std::string> argv{COLLTUNE_TEST_MPIEXEC, "-np",   std::to_string(ranks),
-                                "--oversubscribe",     "--mca", "coll",
-                                "^hcoll",              std::string(COLLTUNE_OSU_BENCH_TEST_DIR) + "/" + program};
+  std::vector<std::string> argv{COLLTUNE_TEST_MPIEXEC,
+                                "-np",
+                                std::to_string(ranks),
+                                "--oversubscribe",
+                                "--mca",
+                                "coll",
+                                "^hcoll",
+                                std::string(COLLTUNE_OSU_BENCH_TEST_DIR) + "/" + program};
   argv.insert(argv.end(), args.begin(), args.end());
   // Running as root (this machine) needs Open MPI's explicit consent; harmless otherwise.
   return testing::run_child(
@@ -119,6 +126,17 @@ std::vector<long long> doubling(long long from, long long to) {
   return out;
 }
 
+TEST(BenchInstall, RunnerSeesAnOmb5InstallWithEveryCollective) {
+  // The runner locates osu_<collective> in the folder and reads the OMB major version from the
+  // binary's header literal: ours must read as 5 (so no 7.x-only "-T" is passed).
+  for (const Collective c : supported_collectives()) {
+    const auto binary = find_osu_binary(COLLTUNE_OSU_BENCH_TEST_DIR, c);
+    ASSERT_TRUE(binary.has_value()) << name(c);
+    EXPECT_EQ(binary->filename(), "osu_" + std::string(name(c)));
+    EXPECT_EQ(detect_omb_major_version(*binary), 5) << *binary;
+  }
+}
+
 TEST(BenchMpirun, BcastFullFormat) {
   run_full("bcast", "Broadcast", 4, {"-m", "1:1024"}, 20, doubling(1, 1024));
 }
@@ -197,13 +215,14 @@ TEST(BenchMpirun, HelpAndVersionSucceed) {
   EXPECT_EQ(result.out.rfind("Usage: osu_alltoall [options]\n", 0), 0u) << result.out;
   result = mpirun(2, "osu_alltoall", {"-v"});
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_EQ(result.out, "# OSU MPI All-to-All Personalized Exchange Latency Test v5.6.2-colltune\n");
+  EXPECT_EQ(result.out,
+            "# OSU MPI All-to-All Personalized Exchange Latency Test v5.6.2-colltune\n");
 }
 
 TEST(BenchMpirun, MemoryLimitReducesMaxSizeWithWarning) {
   // gather holds size*P at the root: 1 MiB / 4 ranks caps the sweep at 256 KiB.
-  const auto result = mpirun(4, "osu_gather", {"-m", "65536:1048576", "-M", "1048576", "-i", "2",
-                                               "-x", "0"});
+  const auto result =
+      mpirun(4, "osu_gather", {"-m", "65536:1048576", "-M", "1048576", "-i", "2", "-x", "0"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.err.find("Warning! Increase the Max Memory Limit to be able to run up to "
                             "1048576 bytes.\nContinuing with max message size of 262144 bytes\n"),
@@ -215,12 +234,28 @@ TEST(BenchMpirun, MemoryLimitReducesMaxSizeWithWarning) {
 }
 
 TEST(BenchMpirun, EachSizeLineIsFlushedAsSoonAsItIsMeasured) {
-  // A run killed mid-sweep (timeout, crash) must keep the sizes it finished: stdout is a pipe
-  // here, so without a flush per line nothing would arrive before exit.
-  std::vector<std::string> argv{COLLTUNE_TEST_MPIEXEC, "-np", "2", "--oversubscribe", "--mca",
-                                "coll", "^hcoll",
-                                std::string(COLLTUNE_OSU_BENCH_TEST_DIR) + "/osu_bcast", "-m",
-                                "1:1048576", "-i", "20000", "-x", "0"};
+  // A run killed mid-sweep (timeout, crash) must keep the sizes it finished. mpirun gives ranks
+  // a pty (line-buffered stdout), but srun and batch jobs give a pipe or file (fully buffered),
+  // so each rank's stdout is piped through cat here: without a flush per line nothing would
+  // arrive before exit. The shell script is fixed; the program and its arguments are "$@".
+  std::vector<std::string> argv{COLLTUNE_TEST_MPIEXEC,
+                                "-np",
+                                "2",
+                                "--oversubscribe",
+                                "--mca",
+                                "coll",
+                                "^hcoll",
+                                "/bin/sh",
+                                "-c",
+                                "exec \"$@\" | cat",
+                                "sh",
+                                std::string(COLLTUNE_OSU_BENCH_TEST_DIR) + "/osu_bcast",
+                                "-m",
+                                "1:1048576",
+                                "-i",
+                                "20000",
+                                "-x",
+                                "0"};
   const auto result = testing::run_child(
       argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 4.0);
   EXPECT_TRUE(result.timed_out) << "the sweep should still be running: " << result.out;
@@ -270,8 +305,8 @@ TEST_P(BenchValidation, EverySizePasses) {
 
 std::vector<ValidationCase> validation_cases() {
   std::vector<ValidationCase> cases;
-  for (const char* collective : {"bcast", "allreduce", "reduce", "gather", "scatter",
-                                 "allgather", "alltoall", "reduce_scatter"})
+  for (const char* collective : {"bcast", "allreduce", "reduce", "gather", "scatter", "allgather",
+                                 "alltoall", "reduce_scatter"})
     for (const int ranks : {2, 4, 6}) cases.push_back({collective, ranks, {}});
   // OMB 7.x element types, with a rank count that leaves a reduce_scatter remainder.
   cases.push_back({"allreduce", 3, {"-T", "mpi_int"}});
@@ -280,15 +315,14 @@ std::vector<ValidationCase> validation_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Collectives, BenchValidation, ::testing::ValuesIn(validation_cases()),
-    [](const ::testing::TestParamInfo<ValidationCase>& param_info) {
-      const ValidationCase& c = param_info.param;
-      std::string label = c.collective + "_np" + std::to_string(c.ranks);
-      for (const auto& word : c.extra)
-        if (word[0] != '-') label += "_" + word;
-      return label;
-    });
+INSTANTIATE_TEST_SUITE_P(Collectives, BenchValidation, ::testing::ValuesIn(validation_cases()),
+                         [](const ::testing::TestParamInfo<ValidationCase>& param_info) {
+                           const ValidationCase& c = param_info.param;
+                           std::string label = c.collective + "_np" + std::to_string(c.ranks);
+                           for (const auto& word : c.extra)
+                             if (word[0] != '-') label += "_" + word;
+                           return label;
+                         });
 
 }  // namespace
 }  // namespace colltune::osu_bench

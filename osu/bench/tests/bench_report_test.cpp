@@ -50,8 +50,7 @@ TEST(BenchReport, DataLinesAreOmb562sBytes) {
             "1048576            203272.62\n");
   EXPECT_EQ(data_line(options_for(Collective::allreduce), 524288, 1076.19, 0, 0, 100),
             "524288               1076.19\n");
-  EXPECT_EQ(data_line(options_for(Collective::barrier), 0, 0.37, 0, 0, 100),
-            "             0.37\n");
+  EXPECT_EQ(data_line(options_for(Collective::barrier), 0, 0.37, 0, 0, 100), "             0.37\n");
 }
 
 TEST(BenchReport, FullFormatIsOmbs) {
@@ -80,8 +79,10 @@ TEST(BenchReport, ValidationColumnAndErrorAreOmb6s) {
   EXPECT_EQ(preamble(o),
             "\n# OSU MPI Broadcast Latency Test v5.6.2-colltune\n"
             "# Size       Avg Latency(us)        Validation\n");
-  EXPECT_EQ(data_line(o, 64, 1.5, 1, 2, 10, true), "64                      1.50              Pass\n");
-  EXPECT_EQ(data_line(o, 64, 1.5, 1, 2, 10, false), "64                      1.50              Fail\n");
+  EXPECT_EQ(data_line(o, 64, 1.5, 1, 2, 10, true),
+            "64                      1.50              Pass\n");
+  EXPECT_EQ(data_line(o, 64, 1.5, 1, 2, 10, false),
+            "64                      1.50              Fail\n");
   EXPECT_EQ(validation_error_line(o, 64),
             "DATA VALIDATION ERROR: osu_bcast exited with status 1 on message size 64.\n");
 }
@@ -105,9 +106,9 @@ TEST(BenchReport, TitlesMatchTheOsuLibrary) {
 TEST(BenchReport, HelpListsOmbOptions) {
   const std::string help = help_text(options_for(Collective::bcast));
   EXPECT_EQ(help.rfind("Usage: osu_bcast [options]\nOptions:\n", 0), 0u);
-  for (const char* option : {"-m, --message-size", "-M, --mem-limit", "-i, --iterations",
-                             "-x, --warmup", "-f, --full", "-T, --type", "-h, --help",
-                             "-v, --version"})
+  for (const char* option :
+       {"-m, --message-size", "-M, --mem-limit", "-i, --iterations", "-x, --warmup", "-f, --full",
+        "-T, --type", "-h, --help", "-v, --version"})
     EXPECT_NE(help.find(option), std::string::npos) << option;
   const std::string barrier_help = help_text(options_for(Collective::barrier));
   EXPECT_EQ(barrier_help.find("--message-size"), std::string::npos);

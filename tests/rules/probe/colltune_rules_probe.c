@@ -5,8 +5,12 @@
  * bytes of MPI_CHAR per rank (per-rank block for gather/scatter/allgather/alltoall), MPI_FLOAT
  * with MPI_SUM for allreduce/reduce (count = bytes / 4).
  *
- * usage: colltune_rules_probe <collective> <iterations> <size> [<size>...]
+ * usage: colltune_rules_probe <collective>[,<collective>...] <iterations> <size> [<size>...]
+ * Output (rank 0): "coll=<name> size=<bytes> rc=<MPI error class>" per collective and size.
+ * After a failed call the remaining sizes of that collective are skipped (peers may be out of
+ * step), and the program exits 1.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,27 +47,33 @@ int main(int argc, char **argv) {
     return 2;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  const char *coll = argv[1];
   int iterations = atoi(argv[2]);
   int status = 0;
-  for (int i = 3; i < argc; ++i) {
-    long bytes = atol(argv[i]);
-    size_t buffer = (size_t)(bytes > 0 ? bytes : 1) * (size_t)size;
-    char *a = calloc(buffer, 1), *b = calloc(buffer, 1);
-    int rc = MPI_SUCCESS;
-    for (int it = 0; it < iterations && rc == MPI_SUCCESS; ++it) rc = run_once(coll, bytes, a, b, size);
-    int error_class = MPI_SUCCESS;
-    if (rc == -1) {
-      if (rank == 0) fprintf(stderr, "unknown collective %s\n", coll);
-      status = 2;
-    } else if (rc != MPI_SUCCESS) {
-      MPI_Error_class(rc, &error_class);
+  char *list = strdup(argv[1]);
+  for (char *coll = strtok(list, ","); coll != NULL; coll = strtok(NULL, ",")) {
+    for (int i = 3; i < argc; ++i) {
+      long bytes = atol(argv[i]);
+      size_t buffer = (size_t)(bytes > 0 ? bytes : 1) * (size_t)size;
+      char *a = calloc(buffer, 1), *b = calloc(buffer, 1);
+      int rc = MPI_SUCCESS;
+      for (int it = 0; it < iterations && rc == MPI_SUCCESS; ++it)
+        rc = run_once(coll, bytes, a, b, size);
+      int error_class = MPI_SUCCESS;
+      if (rc == -1) {
+        if (rank == 0) fprintf(stderr, "unknown collective %s\n", coll);
+        status = 2;
+      } else if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &error_class);
+        status = 1;
+      }
+      if (rank == 0) printf("coll=%s size=%ld rc=%d\n", coll, bytes, error_class);
+      free(a);
+      free(b);
+      if (rc != MPI_SUCCESS) break; /* a failed collective leaves peers out of step */
     }
-    if (rank == 0) printf("size=%ld rc=%d\n", bytes, error_class);
-    free(a);
-    free(b);
-    if (rc != MPI_SUCCESS) break; /* a failed collective leaves peers out of step */
+    fflush(stdout);
   }
+  free(list);
   MPI_Finalize();
   return status;
 }

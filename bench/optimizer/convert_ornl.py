@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Convert the ORNL Summit/Peak coll/tuned sweep (landscape_long.csv) to the landscape format
+read by colltune-bench-optimizer:
+
+    collective,comm_size,algorithm,segsize,fanout,msg_size,latency_us,dataset,run
+
+One output row per recorded run (so repeats stay repeats). comm_size = nranks, algorithm =
+alg_id, segsize = 0 (the sweep never segmented). fanout = 4 for the chain algorithms (bcast 2,
+reduce 2), the chain fan-out default those forced runs used; 0 elsewhere. Barrier (no message
+size) is skipped. Standard library only.
+
+Example (what bench/data/ornl-peak.csv was made with):
+  python3 bench/optimizer/convert_ornl.py --dataset peak-2020-05 \
+      --collectives bcast,reduce,allreduce,gather,allgather,alltoall,scatter \
+      --ranks 16,128,512 --output bench/data/ornl-peak.csv
+"""
+import argparse
+import csv
+import sys
+
+DEFAULT_INPUT = "/work/shared/datasets/ompi-coltune-summit-peak/landscape_long.csv"
+CHAIN = {("bcast", 2), ("reduce", 2)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", default=DEFAULT_INPUT)
+    ap.add_argument("--output", required=True)
+    ap.add_argument("--dataset", default="peak-2020-05",
+                    help="summit-2020-05, peak-2020-05 or peak-pr7730-2020-05-26")
+    ap.add_argument("--collectives", default="bcast,reduce,allreduce,gather")
+    ap.add_argument("--ranks", default="16,128,512", help="comma-separated rank counts")
+    args = ap.parse_args()
+    collectives = set(args.collectives.split(","))
+    ranks = {int(r) for r in args.ranks.split(",")}
+
+    rows = 0
+    with open(args.input, newline="") as src, open(args.output, "w", newline="") as dst:
+        out = csv.writer(dst, lineterminator="\n")
+        out.writerow(["collective", "comm_size", "algorithm", "segsize", "fanout", "msg_size",
+                      "latency_us", "dataset", "run"])
+        for r in csv.DictReader(src):
+            if r["dataset"] != args.dataset or r["collective"] not in collectives:
+                continue
+            if int(r["nranks"]) not in ranks or not r["msg_size_bytes"]:
+                continue
+            alg = int(r["alg_id"])
+            fanout = 4 if (r["collective"], alg) in CHAIN else 0
+            out.writerow([r["collective"], r["nranks"], alg, 0, fanout, r["msg_size_bytes"],
+                          r["avg_latency_us"], r["dataset"], r["run"]])
+            rows += 1
+    print(f"wrote {rows} rows to {args.output}", file=sys.stderr)
+    if rows == 0:
+        sys.exit("no rows matched: check --dataset, --collectives and --ranks")
+
+
+if __name__ == "__main__":
+    main()

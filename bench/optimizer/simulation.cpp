@@ -1,0 +1,180 @@
+#include "bench/optimizer/simulation.h"
+
+#include <map>
+#include <set>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "bench/optimizer/final_pick.h"
+#include "optimizer/bayes_strategy.h"
+#include "optimizer/kronecker_gp.h"
+#include "optimizer/search_space.h"
+
+namespace colltune::bench {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+const Choice* choice_for(const std::vector<Choice>& choices, std::int64_t size) {
+  for (const auto& c : choices)
+    if (c.msg_size == size) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<double> regrets(const Landscape& landscape, const std::vector<Choice>& choices) {
+  std::vector<double> out;
+  for (auto size : landscape.msg_sizes) {
+    double best = landscape.optimum(size);
+    const Choice* c = choice_for(choices, size);
+    const LandscapePoint* p = landscape.find(c ? c->config : TuningConfig{}, size);
+    out.push_back(p ? p->truth / best - 1.0 : std::nan(""));
+  }
+  return out;
+}
+
+bool on_target(const Landscape& landscape, const std::vector<Choice>& choices) {
+  for (auto size : landscape.msg_sizes) {
+    const Choice* c = choice_for(choices, size);
+    if (!c) return false;
+    const LandscapePoint* p = landscape.find(c->config, size);
+    if (!p) return false;
+    double best = landscape.optimum(size);
+    if (p->truth > best * 1.01 && p->truth - best > p->noise_sd) return false;
+  }
+  return true;
+}
+
+SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& table,
+                          const SimulationOptions& options) {
+  SearchSpace space(landscape.collective, landscape.comm_size, table, landscape.configs());
+  StrategyOptions so;
+  so.seed = options.seed;
+  so.budget = options.budget;
+  so.budget_seconds = options.budget_seconds;
+  so.msg_sizes = landscape.msg_sizes;
+  so.cost = options.cost;
+  so.stop_rule = options.stop_rule;
+  so.settings = options.settings;
+  auto strategy = make_strategy(options.strategy, space, so);
+
+  SimulationResult r;
+  r.space_size = space.size();
+  Rng draws(options.seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL);
+  std::vector<double> decision_ms;
+
+  auto run = [&](const TuningConfig& config) -> Evaluation {
+    std::vector<std::int64_t> sizes = strategy->msg_sizes_wanted(config);
+    if (sizes.empty()) sizes = landscape.msg_sizes;
+    Evaluation e;
+    e.config = config;
+    e.msg_sizes = sizes;
+    e.latency_us = landscape.draw(config, sizes, draws);
+    e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
+                            [](double x) { return std::isfinite(x); });
+    r.benchmark_seconds += options.cost.run_seconds(e.msg_sizes, e.latency_us);
+    ++r.runs;
+    strategy->observe(e);
+    if (!r.runs_to_target && on_target(landscape, strategy->recommend())) r.runs_to_target = r.runs;
+    return e;
+  };
+
+  while (!strategy->done()) {
+    auto start = std::chrono::steady_clock::now();
+    auto batch = strategy->suggest(options.batch);
+    auto stop = std::chrono::steady_clock::now();
+    if (batch.empty()) break;
+    decision_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    ++r.jobs;
+    for (const auto& c : batch) run(c);
+  }
+  r.search_runs = r.runs;
+  std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> final_samples;
+  if (options.finalists > 0 && options.final_repeats > 0) {
+    // As the campaign engine does: the finalists and the default, side by side, in one job.
+    std::set<TuningConfig> finalists;
+    for (const auto& c : strategy->finalists(options.finalists)) finalists.insert(space.canonical(c));
+    if (space.contains(TuningConfig{})) finalists.insert(TuningConfig{});
+    ++r.jobs;
+    for (int rep = 0; rep < options.final_repeats; ++rep)
+      for (const auto& c : finalists) {
+        Evaluation e = run(c);
+        for (std::size_t i = 0; i < e.msg_sizes.size(); ++i)
+          if (std::isfinite(e.latency_us[i]))
+            final_samples[e.msg_sizes[i]][c].push_back(e.latency_us[i]);
+      }
+  }
+  r.final_runs = r.runs - r.search_runs;
+  r.choices = strategy->recommend();
+  if (options.final_pick == "engine" && !final_samples.empty()) {
+    for (auto& choice : r.choices) {
+      auto it = final_samples.find(choice.msg_size);
+      if (it != final_samples.end()) choice.config = engine_pick(it->second);
+    }
+  }
+  if (!r.runs_to_target && on_target(landscape, r.choices)) r.runs_to_target = r.runs;
+  if (const auto* bo = dynamic_cast<const BayesStrategy*>(strategy.get())) {
+    r.stop_reason = bo->stop_reason();
+    if (auto theta = bo->hyperparameters()) {
+      r.hyperparameters.assign(theta->data(), theta->data() + theta->size());
+      Eigen::VectorXd u(3);
+      u << 0.0, 0.5, 1.0;
+      Eigen::VectorXd sd = KroneckerGp::noise_log_variance(*theta, u).cwiseSqrt();
+      r.noise_sd = {sd[0], sd[1], sd[2]};
+    }
+  }
+  r.regrets = regrets(landscape, r.choices);
+  std::vector<double> finite;
+  for (double x : r.regrets)
+    if (std::isfinite(x)) finite.push_back(x);
+  if (!finite.empty()) {
+    double sum = 0;
+    for (double x : finite) sum += x;
+    r.regret_mean = sum / finite.size();
+    r.regret_median = median_of(finite);
+    r.regret_max = *std::max_element(finite.begin(), finite.end());
+  }
+  r.decision_ms = median_of(decision_ms);
+  r.decision_ms_max = decision_ms.empty() ? 0 : *std::max_element(decision_ms.begin(), decision_ms.end());
+  return r;
+}
+
+nlohmann::json to_json(const Landscape& landscape, const SimulationOptions& options,
+                       const SimulationResult& r) {
+  nlohmann::json choices = nlohmann::json::array();
+  for (const auto& c : r.choices)
+    choices.push_back({{"msg_size", c.msg_size}, {"algorithm", c.config.algorithm},
+                       {"segsize", c.config.segsize}, {"fanout", c.config.fanout}});
+  nlohmann::json to_target = nullptr;
+  if (r.runs_to_target) to_target = *r.runs_to_target;
+  return {{"strategy", options.strategy},
+          {"seed", options.seed},
+          {"collective", std::string(name(landscape.collective))},
+          {"comm_size", landscape.comm_size},
+          {"configs", r.space_size},
+          {"runs", r.runs},
+          {"search_runs", r.search_runs},
+          {"final_runs", r.final_runs},
+          {"jobs", r.jobs},
+          {"benchmark_seconds", r.benchmark_seconds},
+          {"regret_mean", r.regret_mean},
+          {"regret_median", r.regret_median},
+          {"regret_max", r.regret_max},
+          {"runs_to_target", to_target},
+          {"decision_ms", r.decision_ms},
+          {"decision_ms_max", r.decision_ms_max},
+          {"stop_reason", r.stop_reason},
+          {"hyperparameters", r.hyperparameters},
+          {"noise_sd_small_mid_large", r.noise_sd},
+          {"choices", choices}};
+}
+
+}  // namespace colltune::bench

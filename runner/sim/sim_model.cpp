@@ -1,0 +1,121 @@
+#include "runner/sim/sim_model.h"
+
+#include "core/algorithm_table.h"
+#include "runner/sim/collective_schedules.h"
+#include "runner/sim/noise.h"
+
+namespace colltune::sim {
+
+SimModel::SimModel(ClusterProfile profile, std::int64_t max_messages_per_call)
+    : profile_(std::move(profile)), max_messages_(max_messages_per_call) {}
+
+SimModel SimModel::load(std::string_view name_or_path) {
+  return SimModel(load_profile(name_or_path));
+}
+
+bool SimModel::models(Collective collective) { return sim_models(collective); }
+
+SimModel::Key SimModel::key(Collective c, const Placement& p, const TuningConfig& config,
+                            std::int64_t size) const {
+  // Knobs the algorithm never reads do not change the result: cache them as 0.
+  TuningConfig canonical = config;
+  if (const auto* algs = AlgorithmTable::builtin_4_1().find(c)) {
+    if (const auto* info = algs->find(config.algorithm)) {
+      if (!info->uses_segsize) canonical.segsize = 0;
+      if (!info->uses_fanout) canonical.fanout = 0;
+    }
+  }
+  return {
+      static_cast<int>(c), p.comm_size,       p.nodes,          p.ppn, static_cast<int>(p.mapping),
+      canonical.algorithm, canonical.segsize, canonical.fanout, size};
+}
+
+SimResult SimModel::simulate(Collective collective, const Placement& placement,
+                             const TuningConfig& config, std::int64_t msg_size) const {
+  CallSpec spec;
+  spec.collective = collective;
+  spec.comm_size = placement.comm_size;
+  spec.config = config;
+  spec.osu_size = msg_size;
+  spec.knomial_radix = profile_.knomial_radix;
+  spec.forced_chain_fanout = profile_.forced_chain_fanout;
+  spec.max_messages = max_messages_;
+  const Schedule schedule = build_schedule(spec);
+  return Simulator(profile_, placement).run(schedule);
+}
+
+Measurement SimModel::measure(Collective collective, const Placement& placement,
+                              const TuningConfig& config, std::int64_t msg_size) const {
+  const Key k = key(collective, placement, config, msg_size);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = cache_.find(k); it != cache_.end()) return it->second;
+  }
+  CallSpec spec;
+  spec.collective = collective;
+  spec.comm_size = placement.comm_size;
+  spec.config = config;
+  spec.osu_size = msg_size;
+  spec.knomial_radix = profile_.knomial_radix;
+  spec.forced_chain_fanout = profile_.forced_chain_fanout;
+  spec.max_messages = max_messages_;
+  Schedule schedule = build_schedule(spec);
+  const SimResult r = Simulator(profile_, placement).run(schedule);
+  Measurement m{r.avg_us, r.min_us, r.max_us, std::move(schedule.trace)};
+  std::lock_guard lock(mutex_);
+  cache_.emplace(k, m);
+  return m;
+}
+
+double SimModel::latency_us(Collective collective, const Placement& placement,
+                            const TuningConfig& config, std::int64_t msg_size) const {
+  return measure(collective, placement, config, msg_size).avg_us;
+}
+
+double SimModel::latency_us(Collective collective, int comm_size, const TuningConfig& config,
+                            std::int64_t msg_size) const {
+  return latency_us(collective, placement(comm_size), config, msg_size);
+}
+
+std::size_t SimModel::cache_size() const {
+  std::lock_guard lock(mutex_);
+  return cache_.size();
+}
+
+void SimModel::clear_cache() {
+  std::lock_guard lock(mutex_);
+  cache_.clear();
+}
+
+NoisySampler::NoisySampler(const SimModel& model, std::uint64_t seed,
+                           std::optional<NoiseModel> noise)
+    : model_(model), noise_(noise.value_or(model.profile().noise)), seed_(seed) {}
+
+double NoisySampler::sample_us(Collective collective, int comm_size, const TuningConfig& config,
+                               std::int64_t msg_size) {
+  RunNoise run(noise_, mix_seed(seed_, draws_++));
+  return model_.latency_us(collective, comm_size, config, msg_size) * run.factor(msg_size);
+}
+
+std::vector<OsuRow> NoisySampler::sample_run(Collective collective, const Placement& placement,
+                                             const TuningConfig& config,
+                                             const std::vector<std::int64_t>& sizes, int iterations,
+                                             std::uint64_t run_seed) const {
+  RunNoise run(noise_, mix_seed(seed_, run_seed));
+  std::vector<OsuRow> rows;
+  rows.reserve(sizes.size());
+  for (std::int64_t size : sizes) {
+    const Measurement m = model_.measure(collective, placement, config, size);
+    const double f = run.factor(size);
+    OsuRow row;
+    row.size = size;
+    row.avg_us = m.avg_us * f;
+    row.min_us = m.min_us * f;
+    row.max_us = m.max_us * f;
+    row.iterations = iterations;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace colltune::sim

@@ -1,0 +1,927 @@
+#include "runner/slurm_backend.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/ompi_version.h"
+#include "osu/osu_command.h"
+#include "runner/local_backend.h"
+#include "runner/mca.h"
+#include "runner/mpirun_command.h"
+#include "runner/process.h"
+#include "slurm/job_folder.h"
+#include "slurm/shell_quote.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+using slurm::JobEnding;
+using slurm::JobState;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+fs::path default_job_root() {
+  if (const char* root = std::getenv("COLLTUNE_SLURM_JOB_ROOT"); root && *root) return root;
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".colltune" / "slurm-jobs";
+  return "/tmp/colltune-slurm-jobs";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot read batch template " + path.string());
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// A unique folder name for one batch: the tag (sanitized), the time, the process and a counter.
+std::string job_folder_name(const std::string& tag) {
+  static std::atomic<unsigned> counter{0};
+  char stamp[32] = {};
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::string base = slurm::sanitize_name(tag.empty() ? "batch" : tag, 48);
+  return base + "-" + stamp + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter.fetch_add(1));
+}
+
+std::string run_id(std::size_t position) {
+  std::string digits = std::to_string(position);
+  if (digits.size() < 3) digits.insert(0, 3 - digits.size(), '0');
+  return "r" + digits;
+}
+
+std::string tail_of_file(const fs::path& path, int lines = 5) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream out;
+  out << in.rdbuf();
+  return tail_lines(out.str(), lines, 800);
+}
+
+// One run of the batch, planned before submission.
+struct PlannedRun {
+  std::size_t config_index = 0;
+  int repeat = 0;
+  slurm::ScriptRun script;
+  Provenance provenance;  // argv, mca, env of the launcher command
+  bool reported = false;
+};
+
+// How a job ended, as far as the monitor could tell.
+struct JobEnd {
+  std::optional<slurm::JobStatus> status;  // the terminal status, when known
+  bool cancelled_by_us = false;
+  std::string give_up_reason;  // non-empty: the monitor stopped without a terminal state
+};
+
+// One run() call: plans the runs, submits, monitors, resubmits, reports.
+class BatchRunner {
+ public:
+  BatchRunner(const SlurmBackendOptions& options, const std::string& template_text,
+              slurm::SlurmClient& client, const BenchmarkRequest& request, RunSink& sink,
+              const CancelFlag& cancel, fs::path job_dir, std::string fallback_ompi_version)
+      : options_(options),
+        template_text_(template_text),
+        client_(client),
+        request_(request),
+        sink_(sink),
+        cancel_(cancel),
+        job_dir_(std::move(job_dir)),
+        fallback_ompi_version_(std::move(fallback_ompi_version)) {}
+
+  // Returns true when every run was reported ok.
+  bool run(const std::vector<std::string>& osu_argv) {
+    plan(osu_argv);
+    int submissions = 0;
+    while (unreported() > 0) {
+      if (cancel_.cancelled()) {
+        report_unfinished(RunOutcome::cancelled, "cancelled before it started", false);
+        break;
+      }
+      ++submissions;
+      if (!submit(submissions)) break;
+      JobEnd end = monitor();
+      settle();
+      if (!handle_end(end, submissions)) break;
+    }
+    return all_ok_;
+  }
+
+ private:
+  std::size_t unreported() const {
+    return static_cast<std::size_t>(
+        std::count_if(runs_.begin(), runs_.end(), [](const auto& r) { return !r.reported; }));
+  }
+
+  int ranks_per_node() const { return (request_.comm_size + request_.nodes - 1) / request_.nodes; }
+
+  int ntasks_per_node() const {
+    if (request_.ppn > 0) return request_.ppn;
+    if (request_.nodes > 1 && request_.comm_size % request_.nodes == 0)
+      return request_.comm_size / request_.nodes;
+    return 0;
+  }
+
+  void plan(const std::vector<std::string>& osu_argv) {
+    const auto order = run_order(request_);
+    const bool root = ::geteuid() == 0;
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      const auto [index, repeat] = order[position];
+      PlannedRun run;
+      run.config_index = index;
+      run.repeat = repeat;
+      run.script.id = run_id(position);
+      run.script.timeout_s = request_.run_timeout_s;
+      auto mca = mca_for_config(request_.collective, request_.configs[index]);
+      for (const auto& [k, v] : request_.extra_mca) mca[k] = v;
+      run.provenance.backend = "slurm";
+      run.provenance.mca = mca;
+      if (options_.launcher == SlurmLauncher::srun) {
+        auto& argv = run.script.argv;
+        argv = {options_.commands.srun, "--mpi=" + options_.srun_mpi,
+                "--nodes=" + std::to_string(request_.nodes),
+                "--ntasks=" + std::to_string(request_.comm_size)};
+        if (int ppn = ntasks_per_node(); ppn > 0)
+          argv.push_back("--ntasks-per-node=" + std::to_string(ppn));
+        argv.push_back("--kill-on-bad-exit=1");
+        if (options_.srun_step_wait_s > 0)
+          argv.push_back("--immediate=" + std::to_string(options_.srun_step_wait_s));
+        for (const auto& a : options_.launcher_extra_args) argv.push_back(a);
+        for (const auto& a : osu_argv) argv.push_back(a);
+        // srun has no --mca: MCA parameters travel as OMPI_MCA_* variables.
+        run.script.env = request_.extra_env;
+        for (const auto& [k, v] : mca) {
+          if (!slurm::is_shell_identifier(k))
+            throw std::invalid_argument("MCA parameter name '" + k + "' is not a valid name");
+          run.script.env["OMPI_MCA_" + k] = v;
+        }
+      } else {
+        MpirunSettings settings;
+        settings.mpirun = options_.mpirun;
+        settings.np = request_.comm_size;
+        settings.ppn = request_.nodes > 1 ? ntasks_per_node() : 0;
+        // mpirun sees the slots Slurm granted (ntasks = comm size): no oversubscription, and
+        // the yield decision is made by the script on the node (it knows the real cores).
+        settings.oversubscribe = false;
+        settings.yield_when_idle = false;
+        settings.allow_run_as_root = root;
+        settings.extra_args = options_.launcher_extra_args;
+        auto launch = mpirun_launch(settings, mca, request_.extra_env, osu_argv);
+        run.script.argv = launch.argv;
+        run.script.env = launch.env;
+        run.provenance.mca = launch.mca;
+      }
+      run.provenance.argv = run.script.argv;
+      run.provenance.env = run.script.env;
+      runs_.push_back(std::move(run));
+    }
+  }
+
+  slurm::BatchScriptSpec spec_for(const std::vector<slurm::ScriptRun>& runs) const {
+    slurm::BatchScriptSpec spec;
+    spec.job_name =
+        "colltune-" + slurm::sanitize_name(request_.tag.empty() ? "batch" : request_.tag, 55);
+    spec.partition = options_.partition;
+    spec.account = options_.account;
+    spec.qos = options_.qos;
+    spec.nodes = request_.nodes;
+    spec.ntasks = request_.comm_size;
+    spec.ntasks_per_node = ntasks_per_node();
+    spec.exclusive = options_.exclusive;
+    spec.job_dir = job_dir_;
+    spec.attempts = options_.attempts;
+    spec.kill_after_s = options_.kill_after_s;
+    spec.ranks_per_node = ranks_per_node();
+    spec.yield = options_.yield;
+    spec.ompi_info = options_.ompi_info;
+    if (options_.launcher == SlurmLauncher::srun)
+      spec.relaunch_markers = {"Requested nodes are busy", "Unable to contact slurm controller"};
+    // What srun prints (directly, or under mpirun, which starts its daemons with srun) when the
+    // job's allocation is going away.
+    spec.job_gone_markers = {"srun: error: Node failure on", "Expired or invalid job",
+                             "Job/step already completing or completed"};
+    spec.runs = runs;
+    if (options_.time_limit_minutes > 0) {
+      spec.time_limit_minutes = options_.time_limit_minutes;
+    } else {
+      spec.time_limit_minutes = slurm::time_limit_minutes_for(
+          runs, options_.attempts, options_.kill_after_s, options_.time_limit_margin,
+          options_.time_limit_allowance_s);
+      if (options_.max_time_limit_minutes > 0)
+        spec.time_limit_minutes =
+            std::min(spec.time_limit_minutes, options_.max_time_limit_minutes);
+    }
+    return spec;
+  }
+
+  // Writes and submits the script of the unreported runs. False when nothing was submitted (the
+  // runs are then reported failed).
+  bool submit(int submission) {
+    std::vector<slurm::ScriptRun> runs;
+    for (const auto& r : runs_)
+      if (!r.reported) runs.push_back(r.script);
+    // A resubmission: files of runs interrupted in the previous job must not be mistaken for
+    // this job's (the script also clears them when it reaches the run).
+    if (submission > 1) {
+      std::error_code ec;
+      std::vector<fs::path> stale;
+      for (const auto& entry : fs::directory_iterator(job_dir_ / slurm::kRunsSubdir, ec)) {
+        const auto file = entry.path().filename().string();
+        for (const auto& r : runs)
+          if (file.rfind(r.id + ".", 0) == 0) stale.push_back(entry.path());
+      }
+      for (const auto& path : stale) fs::remove(path, ec);
+    }
+    const auto script = slurm::script_path(job_dir_, submission);
+    try {
+      const auto spec = spec_for(runs);
+      time_limit_minutes_ = spec.time_limit_minutes;
+      const std::string text = slurm::render_batch_script(spec, template_text_);
+      std::ofstream out(script, std::ios::binary | std::ios::trunc);
+      out << text;
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + script.string());
+    } catch (const std::exception& e) {
+      report_unfinished(RunOutcome::failed,
+                        std::string("cannot write the batch script: ") + e.what(), false);
+      return false;
+    }
+
+    // Transient controller errors (a restart) are retried with back-off, within the same
+    // patience as an unreachable controller while monitoring.
+    double wait = 1.0;
+    const double deadline = now_seconds() + options_.controller_timeout_s;
+    while (true) {
+      auto result = client_.submit(script, options_.sbatch_extra_args);
+      if (result.ok()) {
+        job_id_ = result.job_id;
+        facts_.reset();
+        spdlog::info("slurm: batch {} submitted as job {} ({} runs, time limit {} min, {})",
+                     request_.tag, job_id_, runs.size(), time_limit_minutes_, script.string());
+        sink_.on_job_submitted(request_.tag, job_id_);
+        return true;
+      }
+      if (!result.transient || now_seconds() + wait > deadline || cancel_.cancelled()) {
+        report_unfinished(cancel_.cancelled() ? RunOutcome::cancelled : RunOutcome::failed,
+                          result.error + " (script " + script.string() + ")", false);
+        return false;
+      }
+      spdlog::warn("slurm: {}; retrying in {:.0f} s", result.error, wait);
+      sleep_unless_cancelled(wait);
+      wait = std::min(wait * 2, 30.0);
+    }
+  }
+
+  // Sleeps `seconds`, waking early when a cancellation arrives.
+  void sleep_unless_cancelled(double seconds) const {
+    const double until = now_seconds() + seconds;
+    while (now_seconds() < until) {
+      if (cancel_.cancelled() && !cancel_sent_) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+
+  JobEnd monitor() {
+    JobEnd end;
+    const double submitted_at = now_seconds();
+    double interval = options_.poll_initial_s;
+    std::optional<double> unreachable_since;
+    std::optional<double> unknown_since;
+    double cancel_sent_at = 0;
+    std::string last_description;
+    cancel_sent_ = false;
+    while (true) {
+      const bool progressed = collect() > 0;
+      const double now = now_seconds();
+      if (cancel_.cancelled() && !cancel_sent_) {
+        std::string error;
+        if (!client_.cancel(job_id_, &error)) spdlog::warn("slurm: {}", error);
+        spdlog::info("slurm: cancelled job {} (batch {})", job_id_, request_.tag);
+        cancel_sent_ = true;
+        cancel_sent_at = now;
+        end.cancelled_by_us = true;
+      }
+      auto query = client_.status(job_id_);
+      if (query.status) {
+        if (unreachable_since)
+          spdlog::info("slurm: controller answers again after {:.0f} s", now - *unreachable_since);
+        unreachable_since.reset();
+        unknown_since.reset();
+        const auto& status = *query.status;
+        std::string description = std::string(to_string(status.state)) + " (" + status.reason + ")";
+        if (description != last_description) {
+          spdlog::info("slurm: job {} {}", job_id_, description);
+          last_description = description;
+        }
+        if (slurm::is_terminal(status.state)) {
+          end.status = status;
+          return end;
+        }
+        if (options_.pending_timeout_s > 0 && status.state == JobState::pending && !cancel_sent_ &&
+            now - submitted_at > options_.pending_timeout_s) {
+          client_.cancel(job_id_);
+          end.give_up_reason = "Slurm job " + job_id_ + " was still pending after " +
+                               std::to_string(static_cast<int>(options_.pending_timeout_s)) +
+                               " s (reason: " + status.reason + "); cancelled";
+          wait_until_gone();
+          return end;
+        }
+      } else if (query.controller_unreachable) {
+        if (!unreachable_since) {
+          unreachable_since = now;
+          spdlog::warn("slurm: {}; waiting for the controller (up to {:.0f} s)", query.error,
+                       options_.controller_timeout_s);
+        } else if (now - *unreachable_since > options_.controller_timeout_s) {
+          end.give_up_reason = "Slurm controller unreachable for " +
+                               std::to_string(static_cast<int>(now - *unreachable_since)) +
+                               " s while job " + job_id_ + " was active: " + query.error;
+          return end;
+        }
+      } else {
+        // Known neither to squeue nor to accounting: allow a short window (a controller that
+        // just restarted may need a moment), then give up.
+        if (!unknown_since)
+          unknown_since = now;
+        else if (now - *unknown_since > 15) {
+          end.give_up_reason = query.error;
+          return end;
+        }
+      }
+      if (cancel_sent_ && now - cancel_sent_at > options_.cancel_wait_s) {
+        end.give_up_reason = "Slurm job " + job_id_ + " did not end within " +
+                             std::to_string(static_cast<int>(options_.cancel_wait_s)) +
+                             " s of scancel";
+        return end;
+      }
+      interval = progressed ? options_.poll_initial_s
+                            : std::min(interval * 1.5,
+                                       std::max(options_.poll_initial_s, options_.poll_max_s));
+      sleep_unless_cancelled(interval);
+    }
+  }
+
+  // After scancel of a pending job: wait (bounded) until Slurm shows it ended.
+  void wait_until_gone() {
+    const double deadline = now_seconds() + options_.cancel_wait_s;
+    while (now_seconds() < deadline) {
+      auto query = client_.status(job_id_);
+      if (query.status && slurm::is_terminal(query.status->state)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  // A job has ended: give files written at its very end (or on a slow shared filesystem) a
+  // moment to appear, while some started run still lacks its .done.
+  void settle() {
+    const double deadline = now_seconds() + 2.0;
+    while (true) {
+      collect();
+      bool waiting = false;
+      for (const auto& r : runs_) {
+        if (r.reported) continue;
+        auto record = slurm::read_run(job_dir_, r.script.id, 0);
+        if (record.started() && record.attempts.back().finished) waiting = true;
+      }
+      if (!waiting || now_seconds() > deadline) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  // Reports every run whose .done appeared; returns how many.
+  int collect() {
+    if (!facts_ || facts_->job_id != job_id_) {
+      auto facts = slurm::read_node_facts(job_dir_);
+      if (facts && facts->job_id == job_id_) facts_ = facts;
+    }
+    int count = 0;
+    for (auto& run : runs_) {
+      if (run.reported || !slurm::run_is_done(job_dir_, run.script.id)) continue;
+      auto record = slurm::read_run(job_dir_, run.script.id);
+      if (!record.done) continue;
+      report(run, finished_result(run, record));
+      ++count;
+    }
+    return count;
+  }
+
+  RunResult base_result(const PlannedRun& run) const {
+    RunResult result;
+    result.tag = request_.tag;
+    result.config_index = run.config_index;
+    result.config = request_.configs[run.config_index];
+    result.repeat = run.repeat;
+    result.provenance = run.provenance;
+    result.provenance.job_id = job_id_;
+    result.provenance.ompi_version = fallback_ompi_version_;
+    if (facts_) {
+      result.provenance.host = facts_->host;
+      if (auto v = parse_ompi_version(facts_->ompi))
+        result.provenance.ompi_version = v->to_string();
+      if (facts_->yield_when_idle) {
+        result.provenance.mca["mpi_yield_when_idle"] = "1";
+        result.provenance.env["OMPI_MCA_mpi_yield_when_idle"] = "1";
+      }
+    }
+    return result;
+  }
+
+  // One attempt as the process it was, classified like a local run.
+  RunResult attempt_result(const PlannedRun& run, const slurm::AttemptRecord& attempt,
+                           bool killed_by_time_limit, bool killed_by_cancel) const {
+    ProcessResult process;
+    const int status = attempt.exit_status;
+    if (attempt.finished) {
+      if (status > 128 && status != 124 && status < 160) {
+        process.signal = status - 128;
+        process.exit_code = -1;
+      } else {
+        process.exit_code = status;
+      }
+    }
+    process.stdout_text = attempt.stdout_text;
+    process.stderr_text = attempt.stderr_text;
+    process.output_truncated = attempt.output_truncated;
+    const double end = attempt.end_time > 0 ? attempt.end_time : now_seconds();
+    process.elapsed_s = attempt.start_time > 0 ? std::max(0.0, end - attempt.start_time) : 0;
+    // 124: `timeout` stopped the run; 137 after at least the timeout: it needed SIGKILL.
+    process.timed_out =
+        attempt.finished &&
+        (status == 124 || (status == 137 && process.elapsed_s >= run.script.timeout_s));
+    if (!attempt.finished) {
+      process.timed_out = killed_by_time_limit;
+      process.stopped = killed_by_cancel;
+    }
+    RunResult result = base_result(run);
+    if (!attempt.host.empty()) result.provenance.host = attempt.host;
+    result.provenance.start_time = attempt.start_time;
+    result.provenance.end_time = attempt.end_time;
+    classify_osu_run(process, result);
+    return result;
+  }
+
+  RunResult finished_result(const PlannedRun& run, const slurm::RunRecord& record) const {
+    if (record.attempts.empty()) {
+      RunResult result = base_result(run);
+      result.outcome = RunOutcome::failed;
+      result.error = "the batch script marked the run done without any attempt";
+      return result;
+    }
+    std::vector<RunResult> attempts;
+    for (const auto& a : record.attempts) attempts.push_back(attempt_result(run, a, false, false));
+    RunResult result = attempts.back();
+    result.provenance.start_time = record.attempts.front().start_time;
+    if (attempts.size() > 1 && result.outcome != RunOutcome::ok) {
+      bool same = true;
+      for (const auto& a : attempts)
+        same = same && a.outcome == result.outcome &&
+               a.provenance.exit_status == result.provenance.exit_status;
+      if (same) {
+        result.error =
+            "failed " + std::to_string(attempts.size()) + " times the same way: " + result.error;
+      } else {
+        std::string joined = "failed in " + std::to_string(attempts.size()) + " attempts:";
+        for (std::size_t i = 0; i < attempts.size(); ++i)
+          joined += " [" + std::to_string(i + 1) + "] " +
+                    std::string(to_string(attempts[i].outcome)) + ": " + attempts[i].error +
+                    (i + 1 < attempts.size() ? ";" : "");
+        result.error = joined;
+      }
+    } else if (attempts.size() > 1) {
+      spdlog::info("slurm: run {} of job {} succeeded on attempt {} after: {}", run.script.id,
+                   job_id_, attempts.size(), attempts.front().error);
+    }
+    return result;
+  }
+
+  void report(PlannedRun& run, const RunResult& result) {
+    if (run.reported) return;
+    run.reported = true;
+    if (result.outcome != RunOutcome::ok) {
+      all_ok_ = false;
+      spdlog::debug("slurm run {} {} repeat {}: {} ({})", run.script.id, to_string(result.config),
+                    run.repeat, to_string(result.outcome), result.error);
+    }
+    sink_.on_result(result);
+  }
+
+  // Reports every unreported run with `outcome`. With `use_partial`, a run that had started
+  // keeps what its files show (partial rows) and is classified as killed.
+  void report_unfinished(RunOutcome outcome, const std::string& error, bool use_partial,
+                         bool only_started = false) {
+    for (auto& run : runs_) {
+      if (run.reported) continue;
+      auto record = slurm::read_run(job_dir_, run.script.id);
+      if (only_started && !record.started()) continue;
+      RunResult result = base_result(run);
+      if (use_partial && record.started()) {
+        result = attempt_result(run, record.attempts.back(), outcome == RunOutcome::timeout,
+                                outcome == RunOutcome::cancelled);
+      }
+      result.outcome = outcome;
+      result.error = error;
+      report(run, result);
+    }
+  }
+
+  std::string output_tail() const {
+    auto tail = tail_of_file(slurm::slurm_output_path(job_dir_, job_id_), 3);
+    return tail.empty() ? std::string()
+                        : "; " + slurm::slurm_output_path(job_dir_, job_id_).string() +
+                              " ends with: " + tail;
+  }
+
+  // Decides what the end of a job means for its unfinished runs. Returns true to resubmit them.
+  bool handle_end(const JobEnd& end, int submissions) {
+    if (unreported() == 0) return false;
+    const std::string job = "Slurm job " + job_id_;
+    if (end.cancelled_by_us || cancel_.cancelled()) {
+      report_unfinished(RunOutcome::cancelled, "cancelled (colltune scancelled " + job + ")", true);
+      return false;
+    }
+    if (!end.give_up_reason.empty() || !end.status) {
+      std::string error;
+      client_.cancel(job_id_, &error);  // best effort: do not leave it running unobserved
+      report_unfinished(
+          RunOutcome::failed,
+          end.give_up_reason.empty() ? job + " ended in an unknown state" : end.give_up_reason,
+          true);
+      return false;
+    }
+    const auto& status = *end.status;
+    std::string state = std::string(to_string(status.state));
+    if (status.exit_code) state += ", exit code " + slurm::to_string(*status.exit_code);
+    if (!status.reason.empty() && status.reason != "None") state += ", reason " + status.reason;
+    const bool can_resubmit = resubmits_ < options_.max_resubmits;
+    switch (slurm::job_ending(status.state)) {
+      case JobEnding::finished: {
+        std::string hint = output_tail();
+        if (!facts_)
+          hint += "; the job left no " + std::string(slurm::kNodeInfoFile) + " either: is " +
+                  job_dir_.parent_path().string() +
+                  " on a filesystem shared with the compute nodes?";
+        report_unfinished(RunOutcome::failed,
+                          job + " completed without a result for this run" + hint, true);
+        return false;
+      }
+      case JobEnding::resubmit:
+        if (can_resubmit) {
+          ++resubmits_;
+          spdlog::warn("slurm: {} ended {}; resubmitting its {} unfinished runs ({}/{})", job,
+                       state, unreported(), resubmits_, options_.max_resubmits);
+          return true;
+        }
+        report_unfinished(RunOutcome::failed,
+                          job + " ended " + state + "; gave up after " +
+                              std::to_string(submissions) + " submissions",
+                          true);
+        return false;
+      case JobEnding::time_limit:
+        // The run that was going when the limit struck is the one that took too long.
+        report_unfinished(RunOutcome::timeout,
+                          job + " hit its time limit (" + std::to_string(time_limit_minutes_) +
+                              " min) during this run",
+                          true, /*only_started=*/true);
+        if (unreported() == 0) return false;
+        if (can_resubmit) {
+          ++resubmits_;
+          spdlog::warn("slurm: {} hit its time limit; resubmitting its {} runs not started ({}/{})",
+                       job, unreported(), resubmits_, options_.max_resubmits);
+          return true;
+        }
+        report_unfinished(RunOutcome::timeout,
+                          "not run: " + job + " hit its time limit (" +
+                              std::to_string(time_limit_minutes_) + " min)",
+                          false);
+        return false;
+      case JobEnding::cancelled:
+        report_unfinished(RunOutcome::cancelled,
+                          job + " was cancelled outside colltune (" + state + ")", true);
+        return false;
+      case JobEnding::failed:
+        report_unfinished(RunOutcome::failed, job + " ended " + state + output_tail(), true);
+        return false;
+    }
+    return false;
+  }
+
+  const SlurmBackendOptions& options_;
+  const std::string& template_text_;
+  slurm::SlurmClient& client_;
+  const BenchmarkRequest& request_;
+  RunSink& sink_;
+  const CancelFlag& cancel_;
+  const fs::path job_dir_;
+  const std::string fallback_ompi_version_;
+
+  std::vector<PlannedRun> runs_;
+  std::string job_id_;
+  std::optional<slurm::NodeFacts> facts_;
+  int time_limit_minutes_ = 0;
+  int resubmits_ = 0;
+  bool cancel_sent_ = false;
+  bool all_ok_ = true;
+};
+
+}  // namespace
+
+std::string_view to_string(SlurmLauncher launcher) {
+  return launcher == SlurmLauncher::srun ? "srun" : "mpirun";
+}
+
+std::optional<SlurmLauncher> parse_slurm_launcher(std::string_view text) {
+  if (text == "srun") return SlurmLauncher::srun;
+  if (text == "mpirun") return SlurmLauncher::mpirun;
+  return std::nullopt;
+}
+
+SlurmBackendOptions slurm_backend_options_from_json(const nlohmann::json& settings) {
+  SlurmBackendOptions o;
+  if (settings.is_null()) return o;
+  if (!settings.is_object())
+    throw std::invalid_argument("slurm backend settings must be an object");
+  try {
+    // A folder for all the binaries first, so that "commands" can still override one of them.
+    if (settings.contains("slurm_bin_dir")) {
+      const fs::path dir = settings.at("slurm_bin_dir").get<std::string>();
+      auto& c = o.commands;
+      for (auto* command :
+           {&c.sbatch, &c.squeue, &c.sacct, &c.scancel, &c.sinfo, &c.scontrol, &c.srun})
+        *command = (dir / *command).string();
+    }
+    for (const auto& [key, value] : settings.items()) {
+      if (key == "osu_dir")
+        o.osu_dir = value.get<std::string>();
+      else if (key == "launcher") {
+        auto launcher = parse_slurm_launcher(value.get<std::string>());
+        if (!launcher)
+          throw std::invalid_argument("slurm backend: launcher must be srun or mpirun");
+        o.launcher = *launcher;
+      } else if (key == "srun_mpi")
+        o.srun_mpi = value.get<std::string>();
+      else if (key == "srun_step_wait_s")
+        o.srun_step_wait_s = value.get<int>();
+      else if (key == "mpirun")
+        o.mpirun = value.get<std::string>();
+      else if (key == "launcher_args")
+        o.launcher_extra_args = value.get<std::vector<std::string>>();
+      else if (key == "ompi_info")
+        o.ompi_info = value.get<std::string>();
+      else if (key == "partition")
+        o.partition = value.get<std::string>();
+      else if (key == "account")
+        o.account = value.get<std::string>();
+      else if (key == "qos")
+        o.qos = value.get<std::string>();
+      else if (key == "exclusive")
+        o.exclusive = value.get<bool>();
+      else if (key == "sbatch_args")
+        o.sbatch_extra_args = value.get<std::vector<std::string>>();
+      else if (key == "job_root")
+        o.job_root = value.get<std::string>();
+      else if (key == "keep_job_dirs")
+        o.keep_job_dirs = value.get<bool>();
+      else if (key == "script_template")
+        o.script_template = value.get<std::string>();
+      else if (key == "attempts")
+        o.attempts = value.get<int>();
+      else if (key == "kill_after_s")
+        o.kill_after_s = value.get<int>();
+      else if (key == "yield") {
+        const auto text = value.get<std::string>();
+        if (text == "auto")
+          o.yield = slurm::YieldPolicy::automatic;
+        else if (text == "always")
+          o.yield = slurm::YieldPolicy::always;
+        else if (text == "never")
+          o.yield = slurm::YieldPolicy::never;
+        else
+          throw std::invalid_argument("slurm backend: yield must be auto, always or never");
+      } else if (key == "time_limit_minutes")
+        o.time_limit_minutes = value.get<int>();
+      else if (key == "max_time_limit_minutes")
+        o.max_time_limit_minutes = value.get<int>();
+      else if (key == "time_limit_margin")
+        o.time_limit_margin = value.get<double>();
+      else if (key == "time_limit_allowance_s")
+        o.time_limit_allowance_s = value.get<double>();
+      else if (key == "max_resubmits")
+        o.max_resubmits = value.get<int>();
+      else if (key == "poll_initial_s")
+        o.poll_initial_s = value.get<double>();
+      else if (key == "poll_max_s")
+        o.poll_max_s = value.get<double>();
+      else if (key == "command_timeout_s")
+        o.command_timeout_s = value.get<double>();
+      else if (key == "controller_timeout_s")
+        o.controller_timeout_s = value.get<double>();
+      else if (key == "pending_timeout_s")
+        o.pending_timeout_s = value.get<double>();
+      else if (key == "cancel_wait_s")
+        o.cancel_wait_s = value.get<double>();
+      else if (key == "slurm_bin_dir")
+        continue;  // applied before the loop
+      else if (key == "commands") {
+        if (!value.is_object())
+          throw std::invalid_argument("slurm backend: commands must be an object");
+        auto& c = o.commands;
+        const std::map<std::string, std::string*> fields = {
+            {"sbatch", &c.sbatch},   {"squeue", &c.squeue}, {"sacct", &c.sacct},
+            {"scancel", &c.scancel}, {"sinfo", &c.sinfo},   {"scontrol", &c.scontrol},
+            {"srun", &c.srun}};
+        for (const auto& [name, path] : value.items()) {
+          auto it = fields.find(name);
+          if (it == fields.end())
+            throw std::invalid_argument("slurm backend: unknown command '" + name + "'");
+          *it->second = path.get<std::string>();
+        }
+      } else {
+        throw std::invalid_argument("slurm backend: unknown setting '" + key + "'");
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("slurm backend settings: ") + e.what());
+  }
+  return o;
+}
+
+slurm::CommandRunner process_command_runner() {
+  return [](const std::vector<std::string>& argv, double timeout_s) {
+    ProcessOptions options;
+    options.timeout_s = timeout_s;
+    options.max_output_bytes = 4 << 20;
+    auto process = run_process(argv, options);
+    slurm::CommandOutput out;
+    out.exit_code = process.exit_code;
+    out.stdout_text = std::move(process.stdout_text);
+    out.stderr_text = std::move(process.stderr_text);
+    out.timed_out = process.timed_out;
+    out.spawn_error = std::move(process.spawn_error);
+    return out;
+  };
+}
+
+SlurmBackend::SlurmBackend(SlurmBackendOptions options)
+    : options_(std::move(options)),
+      client_(options_.commands, process_command_runner(), options_.command_timeout_s),
+      host_(hostname()) {
+  auto optional_name = [](std::string_view what, const std::string& value) {
+    if (!value.empty()) slurm::require_valid_slurm_name(what, value);
+  };
+  optional_name("partition", options_.partition);
+  optional_name("account", options_.account);
+  optional_name("QoS", options_.qos);
+  if (!slurm::is_valid_slurm_name(options_.srun_mpi))
+    throw std::invalid_argument("srun --mpi value '" + options_.srun_mpi + "' is not valid");
+  if (options_.attempts < 1) throw std::invalid_argument("attempts must be at least 1");
+  if (options_.max_resubmits < 0) throw std::invalid_argument("max resubmits must not be negative");
+  if (!(options_.poll_initial_s > 0)) throw std::invalid_argument("poll interval must be positive");
+  if (options_.osu_dir.empty()) options_.osu_dir = LocalBackend::bundled_osu_dir();
+  if (options_.job_root.empty()) options_.job_root = default_job_root();
+  options_.job_root = fs::absolute(options_.job_root).lexically_normal();
+  if (!slurm::is_directive_safe_path(options_.job_root.string()))
+    throw std::invalid_argument("Slurm job root '" + options_.job_root.string() +
+                                "' must be an absolute path of letters, digits and _ . / + , = @ "
+                                "% : - only (it goes into #SBATCH directives)");
+  if (options_.script_template.empty()) {
+    template_text_ = std::string(slurm::default_batch_template());
+  } else {
+    template_text_ = read_file(options_.script_template);
+  }
+  slurm::validate_batch_template(template_text_);
+}
+
+std::string SlurmBackend::local_ompi_version() {
+  if (!ompi_version_) {
+    auto result = run_process({options_.ompi_info, "--version"}, {.timeout_s = 30});
+    auto v = parse_ompi_version(result.stdout_text);
+    ompi_version_ = v ? v->to_string() : std::string();
+  }
+  return *ompi_version_;
+}
+
+std::string SlurmBackend::ompi_info_parsable() {
+  auto result =
+      run_process({options_.ompi_info, "--param", "coll", "tuned", "--level", "9", "--parsable"},
+                  {.timeout_s = 60});
+  return result.succeeded() ? result.stdout_text : std::string();
+}
+
+bool SlurmBackend::controller_up(std::string* detail) { return client_.ping(detail); }
+
+BackendInfo SlurmBackend::describe() {
+  BackendInfo info;
+  info.backend = name();
+  info.host = host_;
+  info.ompi_version = local_ompi_version();
+  info.benchmark = options_.osu_dir.string();
+  std::string ping_detail;
+  const bool up = client_.ping(&ping_detail);
+  nlohmann::json nodes = nlohmann::json::array();
+  std::string error;
+  if (up) {
+    if (auto list = client_.nodes(options_.partition, &error)) {
+      for (const auto& n : *list) {
+        nodes.push_back(
+            {{"name", n.name}, {"state", n.state}, {"cpus", n.cpus}, {"reason", n.reason}});
+        if (info.cores == 0) info.cores = n.cpus;
+      }
+    }
+  }
+  info.extra = {{"controller_up", up},
+                {"controller", ping_detail},
+                {"partition", options_.partition},
+                {"launcher", std::string(to_string(options_.launcher))},
+                {"job_root", options_.job_root.string()},
+                {"osu_dir", options_.osu_dir.string()},
+                {"nodes", nodes}};
+  if (!error.empty()) info.extra["error"] = error;
+  return info;
+}
+
+void SlurmBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
+  validate_request(request);
+  if (request.nodes > request.comm_size)
+    throw std::invalid_argument("more nodes (" + std::to_string(request.nodes) + ") than ranks (" +
+                                std::to_string(request.comm_size) + ")");
+  for (const auto& [k, v] : request.extra_env)
+    if (!slurm::is_shell_identifier(k))
+      throw std::invalid_argument("environment variable name '" + k + "' is not valid");
+  for (const auto& [k, v] : request.extra_mca)
+    if (!slurm::is_shell_identifier(k))
+      throw std::invalid_argument("MCA parameter name '" + k + "' is not valid");
+
+  const std::string version = local_ompi_version();
+  auto binary = find_osu_binary(options_.osu_dir, request.collective);
+  std::vector<std::string> osu_argv;
+  if (binary) {
+    OsuOptions osu;
+    osu.collective = request.collective;
+    osu.min_size = request.min_size;
+    osu.max_size = request.max_size;
+    osu.iterations = request.iterations;
+    osu.warmup = request.warmup;
+    osu.full = true;
+    osu_argv.push_back(binary->string());
+    for (auto& a : osu_arguments(osu, detect_omb_major_version(*binary))) osu_argv.push_back(a);
+  }
+
+  auto fail_all = [&](const std::string& error) {
+    for (const auto& [index, repeat] : run_order(request)) {
+      RunResult result;
+      result.tag = request.tag;
+      result.config_index = index;
+      result.config = request.configs[index];
+      result.repeat = repeat;
+      result.outcome = RunOutcome::failed;
+      result.error = error;
+      result.provenance.backend = name();
+      result.provenance.host = host_;
+      result.provenance.ompi_version = version;
+      sink.on_result(result);
+    }
+  };
+  if (!binary) {
+    fail_all("no osu_" + std::string(colltune::name(request.collective)) + " under " +
+             options_.osu_dir.string());
+    return;
+  }
+
+  const fs::path job_dir = options_.job_root / job_folder_name(request.tag);
+  std::error_code ec;
+  fs::create_directories(job_dir / slurm::kRunsSubdir, ec);
+  if (ec) {
+    fail_all("cannot create the Slurm job folder " + job_dir.string() + ": " + ec.message());
+    return;
+  }
+  last_job_dir_ = job_dir;
+
+  BatchRunner batch(options_, template_text_, client_, request, sink, cancel, job_dir, version);
+  const bool all_ok = batch.run(osu_argv);
+  if (all_ok && !options_.keep_job_dirs) fs::remove_all(job_dir, ec);
+}
+
+}  // namespace colltune

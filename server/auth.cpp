@@ -1,0 +1,98 @@
+#include "server/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <cctype>
+#include <stdexcept>
+
+namespace colltune {
+
+std::string_view to_string(Role role) { return role == Role::admin ? "admin" : "viewer"; }
+
+std::optional<Role> parse_role(std::string_view text) {
+  if (text == "admin") return Role::admin;
+  if (text == "viewer") return Role::viewer;
+  return std::nullopt;
+}
+
+Sha256Digest sha256(std::string_view data) {
+  Sha256Digest digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+      length != digest.size())
+    throw std::runtime_error("SHA-256 failed (OpenSSL)");
+  return digest;
+}
+
+std::string to_hex(const Sha256Digest& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (unsigned char b : digest) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+std::optional<Sha256Digest> parse_sha256_hex(std::string_view hex) {
+  if (hex.size() != 64) return std::nullopt;
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  Sha256Digest digest{};
+  for (std::size_t i = 0; i < 32; ++i) {
+    const int hi = value(hex[2 * i]);
+    const int lo = value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    digest[i] = static_cast<unsigned char>(hi * 16 + lo);
+  }
+  return digest;
+}
+
+TokenAuthenticator::TokenAuthenticator(std::vector<TokenEntry> entries)
+    : entries_(std::move(entries)) {}
+
+std::optional<TokenEntry> TokenAuthenticator::authenticate(std::string_view token) const {
+  const Sha256Digest presented = sha256(token);
+  std::optional<TokenEntry> match;
+  for (const auto& entry : entries_) {
+    // No early exit: every entry costs the same whether or not it matches.
+    const bool equal = CRYPTO_memcmp(presented.data(), entry.digest.data(), presented.size()) == 0;
+    if (equal && !match) match = entry;
+  }
+  return match;
+}
+
+std::optional<std::string> parse_bearer(std::string_view value) {
+  constexpr std::string_view kScheme = "Bearer ";
+  if (value.size() <= kScheme.size()) return std::nullopt;
+  // The scheme is case-insensitive (RFC 7235).
+  for (std::size_t i = 0; i < kScheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(value[i])) !=
+        std::tolower(static_cast<unsigned char>(kScheme[i])))
+      return std::nullopt;
+  std::string_view token = value.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  if (token.empty() || token.size() > 512) return std::nullopt;
+  for (char c : token) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
+                    c == '_' || c == '~' || c == '+' || c == '/' || c == '=';
+    if (!ok) return std::nullopt;
+  }
+  return std::string(token);
+}
+
+bool is_loopback_address(std::string_view address) {
+  if (address == "::1") return true;
+  constexpr std::string_view kMapped = "::ffff:";
+  if (address.substr(0, kMapped.size()) == kMapped) address.remove_prefix(kMapped.size());
+  return address.substr(0, 4) == "127.";
+}
+
+}  // namespace colltune

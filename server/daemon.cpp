@@ -1,0 +1,82 @@
+#include "server/daemon.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace colltune {
+
+Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {
+  store_ = std::make_unique<Store>(config_.database);
+  hub_ = std::make_unique<EventHub>(*store_);
+  metrics_ = std::make_unique<Metrics>();
+  hub_->add_listener([m = metrics_.get()](const StreamEvent& e) { m->count_event(e.type); });
+  campaigns_ = std::make_unique<CampaignManager>(*store_, *hub_, *metrics_, config_);
+  api_.reset(new ApiContext{*store_, *hub_, *campaigns_, *metrics_, config_});
+  router_ = std::make_unique<Router>(TokenAuthenticator(config_.tokens), *metrics_,
+                                     RouterOptions{config_.anonymous_read, config_.max_body_bytes});
+  add_api_routes(*router_, *api_);
+}
+
+Daemon::~Daemon() { stop(); }
+
+std::string Daemon::url() const {
+  const bool v6 = config_.listen_host.find(':') != std::string::npos;
+  return std::string(config_.tls() ? "https" : "http") + "://" +
+         (v6 ? "[" + config_.listen_host + "]" : config_.listen_host) + ":" + std::to_string(port_);
+}
+
+void Daemon::start() {
+  if (started_) return;
+  if (!config_.rules_dir.empty()) std::filesystem::create_directories(config_.rules_dir);
+  if (config_.tls()) {
+    server_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
+    if (!server_->is_valid())
+      throw std::runtime_error("cannot load TLS certificate " + config_.tls_cert + " / key " +
+                               config_.tls_key);
+  } else {
+    server_ = std::make_unique<httplib::Server>();
+  }
+  const auto threads = static_cast<std::size_t>(config_.http_threads);
+  server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server_->set_keep_alive_max_count(10000);
+  server_->set_keep_alive_timeout(10);
+  server_->set_read_timeout(10);
+  server_->set_write_timeout(10);
+  server_->set_tcp_nodelay(true);
+  if (config_.listen_host.find(':') != std::string::npos) server_->set_address_family(AF_INET6);
+  router_->install(*server_);
+
+  if (config_.listen_port == 0) {
+    port_ = server_->bind_to_any_port(config_.listen_host);
+    if (port_ < 0) port_ = 0;
+  } else if (server_->bind_to_port(config_.listen_host, config_.listen_port)) {
+    port_ = config_.listen_port;
+  }
+  if (port_ <= 0)
+    throw std::runtime_error("cannot listen on " + config_.listen_host + ":" +
+                             std::to_string(config_.listen_port) + " (address in use or not local?)");
+  listener_ = std::thread([this] { server_->listen_after_bind(); });
+  campaigns_->start();
+  started_ = true;
+  if (config_.tokens.empty() && !config_.anonymous_read)
+    spdlog::warn("no tokens configured and anonymous_read is off: every API call except health "
+                 "will be refused");
+  if (!config_.tls() && config_.listen_host != "127.0.0.1" && config_.listen_host != "::1" &&
+      config_.listen_host != "localhost")
+    spdlog::warn("listening on {} without TLS: bearer tokens travel in clear text",
+                 config_.listen_host);
+}
+
+void Daemon::stop() {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  campaigns_->stop();
+  hub_->close();  // event streams end within a second
+  server_->stop();
+  if (listener_.joinable()) listener_.join();
+}
+
+}  // namespace colltune

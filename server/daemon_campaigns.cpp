@@ -1,0 +1,418 @@
+#include "server/daemon_campaigns.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "optimizer/strategy.h"
+#include "server/backend_factory.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/job_executor.h"
+#include "server/rules_stage.h"
+
+namespace colltune {
+namespace {
+
+bool finished_state(const std::string& state) {
+  return state == "done" || state == "cancelled";
+}
+
+// Follows the best latency per message size of each context's search runs, to announce new
+// bests. Starts from what the store already holds, so a resumed campaign does not re-announce.
+class BestTracker {
+ public:
+  explicit BestTracker(Store& store) : store_(store) {}
+
+  // For a "run" event: the sizes where this run beat every earlier search run.
+  nlohmann::json improvements(const nlohmann::json& run_event) {
+    if (run_event.value("purpose", "") != "search" || run_event.value("outcome", "") != "ok")
+      return nullptr;
+    const auto job_id = run_event.value("job_id", std::int64_t{0});
+    const auto context_id = run_event.value("context_id", std::int64_t{0});
+    const int repeat = run_event.value("repeat", 0);
+    TuningConfig config;
+    try {
+      config = run_event.at("config").get<TuningConfig>();
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+    std::optional<RunRecord> run;
+    for (auto& r : store_.runs_of_job(job_id))
+      if (r.config == config && r.repeat == repeat) run = std::move(r);
+    if (!run) return nullptr;
+    auto& best = best_[context_id];
+    if (!initialized_.count(context_id)) {
+      initialized_.insert(context_id);
+      for (const auto& earlier : store_.runs_of_context(context_id, "search"))
+        if (earlier.id < run->id && earlier.outcome == RunOutcome::ok) fold(best, earlier, nullptr);
+    }
+    nlohmann::json improved = nlohmann::json::array();
+    fold(best, *run, &improved);
+    if (improved.empty()) return nullptr;
+    return {{"context_id", context_id}, {"job_id", job_id}, {"run_id", run->id},
+            {"config", config}, {"improved", improved}};
+  }
+
+ private:
+  static void fold(std::map<std::int64_t, double>& best, const RunRecord& run,
+                   nlohmann::json* improved) {
+    for (const auto& row : run.rows) {
+      auto it = best.find(row.size);
+      if (it != best.end() && row.avg_us >= it->second) continue;
+      if (improved)
+        improved->push_back({{"msg_size", row.size},
+                             {"latency_us", row.avg_us},
+                             {"previous_us", it == best.end() ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(it->second)}});
+      best[row.size] = row.avg_us;
+    }
+  }
+
+  Store& store_;
+  std::map<std::int64_t, std::map<std::int64_t, double>> best_;
+  std::set<std::int64_t> initialized_;
+};
+
+}  // namespace
+
+CampaignManager::CampaignManager(Store& store, EventHub& hub, Metrics& metrics,
+                                 const DaemonConfig& config)
+    : store_(store), hub_(hub), metrics_(metrics), config_(config) {}
+
+CampaignManager::~CampaignManager() { stop(); }
+
+void CampaignManager::start() {
+  std::lock_guard lock(mutex_);
+  started_ = true;
+  stopping_ = false;
+  schedule_locked();
+}
+
+void CampaignManager::stop() {
+  std::map<std::int64_t, std::unique_ptr<Worker>> workers;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto& [id, worker] : workers_) {
+      if (worker->stop_request.empty()) worker->stop_request = "shutdown";
+      worker->cancel.cancel();
+    }
+  }
+  // Workers take the lock when they end: join without holding it.
+  for (;;) {
+    std::unique_ptr<Worker> worker;
+    {
+      std::lock_guard lock(mutex_);
+      if (workers_.empty()) break;
+      auto it = workers_.begin();
+      worker = std::move(it->second);
+      workers_.erase(it);
+    }
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+}
+
+CampaignRecord CampaignManager::create(const nlohmann::json& spec_json) {
+  const CampaignSpec spec = parse_campaign_spec(spec_json);
+  if (!config_.backend(spec.backend)) {
+    std::string list;
+    for (const auto& b : config_.backends) list += (list.empty() ? "" : ", ") + b.name;
+    throw std::invalid_argument("backend: '" + spec.backend +
+                                "' is not configured on this daemon (configured: " + list + ")");
+  }
+  const auto names = strategy_names();
+  if (std::find(names.begin(), names.end(), spec.strategy) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("strategy: unknown strategy '" + spec.strategy + "' (known: " +
+                                list + ")");
+  }
+  const auto id = CampaignEngine::create_campaign(store_, spec);
+  hub_.record(id, "campaign_created",
+              {{"campaign_id", id}, {"name", spec.name}, {"backend", spec.backend}, {"state", "queued"}});
+  {
+    std::lock_guard lock(mutex_);
+    if (started_ && !stopping_) schedule_locked();
+  }
+  return record_or_throw(id);
+}
+
+CampaignRecord CampaignManager::record_or_throw(std::int64_t id) {
+  auto record = store_.campaign(id);
+  if (!record) throw CampaignNotFound("no campaign " + std::to_string(id));
+  return *record;
+}
+
+CampaignRecord CampaignManager::pause(std::int64_t id, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  auto record = record_or_throw(id);
+  auto it = workers_.find(id);
+  if (it != workers_.end() && !it->second->finished) {
+    if (it->second->stop_request == "cancel")
+      throw CampaignConflict("campaign " + std::to_string(id) + " is being cancelled");
+    it->second->stop_request = "pause";
+    it->second->cancel.cancel();
+    worker_finished_.wait_for(lock, wait, [&] {
+      auto w = workers_.find(id);
+      return w == workers_.end() || w->second->finished;
+    });
+    return record_or_throw(id);
+  }
+  if (record.state != "queued" && record.state != "running")
+    throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
+                           "; only a queued or running campaign can be paused");
+  store_.set_campaign_state(id, "paused");
+  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
+  return record_or_throw(id);
+}
+
+CampaignRecord CampaignManager::resume(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto record = record_or_throw(id);
+  auto it = workers_.find(id);
+  if (it != workers_.end() && !it->second->finished)
+    throw CampaignConflict("campaign " + std::to_string(id) + " is " +
+                           (it->second->stop_request.empty() ? "running"
+                                                             : "stopping (" + it->second->stop_request + ")"));
+  if (record.state != "paused" && record.state != "failed")
+    throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
+                           "; only a paused or failed campaign can be resumed");
+  store_.set_campaign_state(id, "queued");
+  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "queued"}});
+  if (started_ && !stopping_) schedule_locked();
+  return record_or_throw(id);
+}
+
+CampaignRecord CampaignManager::cancel(std::int64_t id, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  auto record = record_or_throw(id);
+  auto it = workers_.find(id);
+  if (it != workers_.end() && !it->second->finished) {
+    it->second->stop_request = "cancel";
+    it->second->cancel.cancel();
+    worker_finished_.wait_for(lock, wait, [&] {
+      auto w = workers_.find(id);
+      return w == workers_.end() || w->second->finished;
+    });
+    return record_or_throw(id);
+  }
+  if (finished_state(record.state))
+    throw CampaignConflict("campaign " + std::to_string(id) + " is already " + record.state);
+  store_.set_campaign_state(id, "cancelled");
+  cancel_unfinished_jobs(id);
+  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "cancelled"}});
+  return record_or_throw(id);
+}
+
+void CampaignManager::cancel_unfinished_jobs(std::int64_t id) {
+  for (const auto& job : store_.jobs(id))
+    if (job.state == "submitting" || job.state == "running") {
+      store_.set_job_state(job.id, "cancelled");
+      hub_.record(id, "job_state", {{"campaign_id", id}, {"job_id", job.id}, {"tag", job.tag},
+                                    {"state", "cancelled"}});
+    }
+}
+
+CampaignManager::Activity CampaignManager::activity(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = workers_.find(id);
+  if (it == workers_.end() || it->second->finished) return {};
+  return {true, it->second->stop_request == "shutdown" ? "" : it->second->stop_request};
+}
+
+std::size_t CampaignManager::active_workers() {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [id, w] : workers_)
+    if (!w->finished) ++n;
+  return n;
+}
+
+nlohmann::json CampaignManager::queue() {
+  std::lock_guard lock(mutex_);
+  nlohmann::json out = nlohmann::json::array();
+  const auto waiting = store_.campaigns("queued", 1000, 0);
+  for (const auto& b : config_.backends) {
+    nlohmann::json running = nlohmann::json::array();
+    for (const auto& [id, w] : workers_)
+      if (!w->finished && w->backend == b.name) running.push_back(id);
+    nlohmann::json queued = nlohmann::json::array();
+    for (auto it = waiting.rbegin(); it != waiting.rend(); ++it)  // oldest first
+      if (it->spec.is_object() && it->spec.value("backend", "") == b.name) queued.push_back(it->id);
+    out.push_back({{"backend", b.name},
+                   {"max_concurrent_jobs", b.max_concurrent_jobs},
+                   {"running", running},
+                   {"queued", queued}});
+  }
+  return out;
+}
+
+const AlgorithmTable& CampaignManager::table_for(const std::string& backend_name) {
+  std::lock_guard lock(tables_mutex_);
+  auto it = tables_.find(backend_name);
+  if (it != tables_.end()) return *it->second;
+  auto table = std::make_unique<AlgorithmTable>(AlgorithmTable::builtin_4_1());
+  if (const auto* b = config_.backend(backend_name)) {
+    try {
+      auto backend = make_backend(b->name, b->settings);
+      if (auto text = backend->ompi_info_parsable(); !text.empty())
+        *table = AlgorithmTable::from_ompi_info(text);
+    } catch (const std::exception& e) {
+      spdlog::warn("backend {}: ompi_info not usable ({}); using the built-in 4.1 table",
+                   backend_name, e.what());
+    }
+  }
+  return *tables_.emplace(backend_name, std::move(table)).first->second;
+}
+
+void CampaignManager::reap_locked() {
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (it->second->finished && it->second->thread.get_id() != std::this_thread::get_id()) {
+      // It set `finished` as its last act under this lock: join returns promptly.
+      if (it->second->thread.joinable()) it->second->thread.join();
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void CampaignManager::schedule_locked() {
+  reap_locked();
+  if (!started_ || stopping_) return;
+  std::map<std::string, int> active;
+  for (const auto& [id, w] : workers_)
+    if (!w->finished) ++active[w->backend];
+  // Campaigns a previous daemon left running go first, then queued ones, oldest first.
+  std::vector<CampaignRecord> candidates;
+  for (const char* state : {"running", "queued"}) {
+    auto list = store_.campaigns(state, 100000, 0);
+    std::reverse(list.begin(), list.end());
+    for (auto& c : list) candidates.push_back(std::move(c));
+  }
+  for (const auto& c : candidates) {
+    if (workers_.count(c.id)) continue;
+    const std::string backend = c.spec.is_object() ? c.spec.value("backend", "") : "";
+    const BackendConfig* b = config_.backend(backend);
+    if (!b) {
+      const std::string error = "backend '" + backend + "' is not configured on this daemon";
+      store_.set_campaign_state(c.id, "failed", error);
+      hub_.record(c.id, "campaign_state", {{"campaign_id", c.id}, {"state", "failed"}, {"error", error}});
+      continue;
+    }
+    if (active[backend] >= b->max_concurrent_jobs) continue;
+    ++active[backend];
+    auto worker = std::make_unique<Worker>();
+    worker->backend = backend;
+    Worker* raw = worker.get();
+    workers_.emplace(c.id, std::move(worker));
+    raw->thread = std::thread([this, id = c.id, raw] { run_worker(id, raw); });
+  }
+}
+
+void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
+  EngineOutcome outcome = EngineOutcome::failed;
+  std::string error;
+  try {
+    const BackendConfig* b = config_.backend(worker->backend);
+    auto backend = make_backend(b->name, b->settings);
+    const AlgorithmTable& table = table_for(worker->backend);
+    BestTracker best(store_);
+    std::optional<std::chrono::steady_clock::time_point> decision_start;
+    EventCallback on_event = [&](const std::string& type, const nlohmann::json& payload) {
+      hub_.on_engine_event(id, type, payload);
+      const auto now = std::chrono::steady_clock::now();
+      if (type == "context_started" || type == "job_done") {
+        decision_start = now;
+      } else if (type == "job_started") {
+        if (decision_start && payload.value("purpose", "") == "search")
+          metrics_.observe_decision(std::chrono::duration<double>(now - *decision_start).count());
+        decision_start.reset();
+      } else if (type == "run") {
+        if (auto improved = best.improvements(payload); !improved.is_null()) {
+          improved["campaign_id"] = id;
+          hub_.record(id, "new_best", improved);
+        }
+      }
+    };
+    CampaignEngine engine(store_, *backend, table, on_event);
+    spdlog::info("campaign {}: worker started on backend {}", id, worker->backend);
+    outcome = engine.run(id, worker->cancel);
+    error = engine.error();
+    if (outcome == EngineOutcome::completed) {
+      JobExecutor executor(store_, *backend, on_event);
+      outcome = finish_campaign(id, executor, table, worker->cancel);
+    }
+  } catch (const std::exception& e) {
+    outcome = EngineOutcome::failed;
+    error = e.what();
+    try {
+      store_.set_campaign_state(id, "failed", error);
+      hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
+    } catch (const std::exception& inner) {
+      spdlog::error("campaign {}: cannot record failure: {}", id, inner.what());
+    }
+  }
+
+  std::lock_guard lock(mutex_);
+  try {
+    if (outcome == EngineOutcome::interrupted) {
+      if (worker->stop_request == "pause") {
+        store_.set_campaign_state(id, "paused");
+        hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
+      } else if (worker->stop_request == "cancel") {
+        store_.set_campaign_state(id, "cancelled");
+        cancel_unfinished_jobs(id);
+        hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "cancelled"}});
+      }
+      // "shutdown": stays running; the next daemon resumes it.
+    } else if (outcome == EngineOutcome::failed) {
+      spdlog::warn("campaign {} failed: {}", id, error);
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("campaign {}: cannot record its end: {}", id, e.what());
+  }
+  spdlog::info("campaign {}: worker ended", id);
+  worker->finished = true;
+  worker_finished_.notify_all();
+  schedule_locked();
+}
+
+EngineOutcome CampaignManager::finish_campaign(std::int64_t id, JobExecutor& executor,
+                                               const AlgorithmTable& table,
+                                               const CancelFlag& cancel) {
+  const auto campaign = store_.campaign(id);
+  const CampaignSpec spec = parse_campaign_spec(campaign->spec);
+  // The campaign's own copy of its rules file (scratch: verification loads it on the backend);
+  // deploys copy a version into rules_dir.
+  const std::filesystem::path work =
+      std::filesystem::path(config_.database + ".work") / ("campaign-" + std::to_string(id));
+  std::filesystem::create_directories(work);
+  RulesStageOptions options;
+  options.rules_path = work / "colltune-rules.conf";
+  options.work_dir = work;
+  options.format = spec.rules_format;
+  options.verify = spec.verify;
+  options.remeasure_rounds = spec.final_repeats;
+  const RulesStageResult rules = finish_campaign_rules(store_, executor, table, id, options, cancel);
+  if (rules.interrupted) return EngineOutcome::interrupted;
+  if (rules.rules_version_id > 0)
+    hub_.record(id, "rules_version",
+                {{"campaign_id", id},
+                 {"rules_version_id", rules.rules_version_id},
+                 {"format", rules.format},
+                 {"deployable", rules.deployable},
+                 {"verified", rules.verified},
+                 {"verification_skipped", rules.verification_skipped}});
+  const std::string state = rules.error.empty() ? "done" : "failed";
+  store_.set_campaign_state(id, state, rules.error);
+  nlohmann::json payload = {{"campaign_id", id}, {"state", state}};
+  if (!rules.error.empty()) payload["error"] = rules.error;
+  hub_.record(id, "campaign_state", payload);
+  return rules.error.empty() ? EngineOutcome::completed : EngineOutcome::failed;
+}
+
+}  // namespace colltune

@@ -1,0 +1,116 @@
+// The daemon's campaign scheduler: one worker thread per running campaign, at most
+// max_concurrent_jobs of them per backend, each driving a CampaignEngine from the store.
+//
+// States: queued (waiting for a worker) -> running -> done | failed; pause: running -> paused
+// (the engine is interrupted through its cancel flag; resume from paused or failed -> queued);
+// cancel: any unfinished state -> cancelled. A daemon that stops (or is killed) leaves its
+// campaigns "running" in the store, and the next one resumes them first: the engine re-runs only
+// what was never recorded.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/algorithm_table.h"
+#include "runner/backend.h"
+#include "server/config.h"
+#include "server/campaign_engine.h"
+#include "server/events.h"
+#include "server/job_executor.h"
+#include "server/metrics.h"
+#include "server/store.h"
+
+namespace colltune {
+
+// A request that does not fit the campaign's state (HTTP 409).
+class CampaignConflict : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// No such campaign (HTTP 404).
+class CampaignNotFound : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CampaignManager {
+ public:
+  CampaignManager(Store& store, EventHub& hub, Metrics& metrics, const DaemonConfig& config);
+  ~CampaignManager();
+  CampaignManager(const CampaignManager&) = delete;
+  CampaignManager& operator=(const CampaignManager&) = delete;
+
+  // Starts workers for campaigns left running by a previous daemon, then queued ones.
+  void start();
+  // Interrupts every worker (their campaigns stay "running" for the next start) and joins them.
+  void stop();
+
+  // Validates a spec (parse_campaign_spec plus: backend configured here, strategy known) and
+  // stores it as a queued campaign. Throws std::invalid_argument with a clear message.
+  CampaignRecord create(const nlohmann::json& spec);
+
+  // Transitions. Each waits up to `wait` for a running worker to stop, then returns the record
+  // as it is (check activity() for a stop still pending). Throw CampaignNotFound or
+  // CampaignConflict (e.g. pausing a finished campaign).
+  CampaignRecord pause(std::int64_t id, std::chrono::milliseconds wait);
+  CampaignRecord resume(std::int64_t id);
+  CampaignRecord cancel(std::int64_t id, std::chrono::milliseconds wait);
+
+  struct Activity {
+    bool active = false;  // a worker is driving the campaign now
+    std::string pending;  // "pause" or "cancel" while the worker has not stopped yet
+  };
+  Activity activity(std::int64_t id);
+
+  // Per backend: cap, campaigns running, campaigns waiting.
+  nlohmann::json queue();
+  std::size_t active_workers();
+
+  // The backend's algorithm table (from its ompi_info, else the built-in 4.1 one); cached.
+  const AlgorithmTable& table_for(const std::string& backend);
+
+ private:
+  struct Worker {
+    std::thread thread;
+    CancelFlag cancel;
+    std::string backend;
+    std::string stop_request;  // "", "pause", "cancel", "shutdown"
+    bool finished = false;
+  };
+
+  void schedule_locked();
+  void reap_locked();
+  void run_worker(std::int64_t id, Worker* worker);
+  // After the engine completed: the rules stage (write, validate, verify, store a rules
+  // version), then "done" (or "failed" with the stage's error).
+  EngineOutcome finish_campaign(std::int64_t id, JobExecutor& executor, const AlgorithmTable& table,
+                                const CancelFlag& cancel);
+  CampaignRecord record_or_throw(std::int64_t id);
+  void cancel_unfinished_jobs(std::int64_t id);
+
+  Store& store_;
+  EventHub& hub_;
+  Metrics& metrics_;
+  const DaemonConfig& config_;
+
+  std::mutex mutex_;
+  std::condition_variable worker_finished_;
+  std::map<std::int64_t, std::unique_ptr<Worker>> workers_;
+  bool started_ = false;
+  bool stopping_ = false;
+
+  std::mutex tables_mutex_;
+  std::map<std::string, std::unique_ptr<AlgorithmTable>> tables_;
+};
+
+}  // namespace colltune

@@ -1,0 +1,116 @@
+#include "server/job_executor.h"
+
+#include <map>
+#include <set>
+
+namespace colltune {
+namespace {
+
+// Records runs as the backend reports them, each in its own committed transaction.
+class StoreSink : public RunSink {
+ public:
+  StoreSink(Store& store, const JobRecord& job, std::function<void(const RunResult&)> on_run,
+            std::function<void(const std::string&)> on_submitted,
+            std::map<std::size_t, std::pair<std::size_t, int>> index_map)
+      : store_(store), job_(job), on_run_(std::move(on_run)),
+        on_submitted_(std::move(on_submitted)), index_map_(std::move(index_map)) {}
+
+  void on_job_submitted(const std::string&, const std::string& job_id) override {
+    store_.set_job_backend_id(job_.id, job_id);
+    if (on_submitted_) on_submitted_(job_id);
+  }
+
+  void on_result(const RunResult& result) override {
+    // A cancelled run measured nothing: it is not recorded, so a resume runs it again.
+    if (result.outcome == RunOutcome::cancelled) return;
+    RunResult mapped = result;
+    if (auto it = index_map_.find(result.config_index); it != index_map_.end()) {
+      mapped.config_index = it->second.first;
+      mapped.repeat = it->second.second;
+    }
+    if (store_.record_run(job_.id, job_.context_id, job_.purpose, mapped) && on_run_)
+      on_run_(mapped);
+  }
+
+ private:
+  Store& store_;
+  const JobRecord& job_;
+  std::function<void(const RunResult&)> on_run_;
+  std::function<void(const std::string&)> on_submitted_;
+  std::map<std::size_t, std::pair<std::size_t, int>> index_map_;
+};
+
+}  // namespace
+
+bool is_failed_outcome(RunOutcome o) {
+  return o == RunOutcome::failed || o == RunOutcome::timeout || o == RunOutcome::unavailable ||
+         o == RunOutcome::parse_error;
+}
+
+std::int64_t JobExecutor::submit(std::int64_t campaign_id, std::int64_t context_id,
+                                 const std::string& purpose, const BenchmarkRequest& request,
+                                 const CancelFlag& cancel, bool& completed) {
+  const auto job_id = store_.create_job(campaign_id, context_id, request.tag, backend_.name(),
+                                        purpose, nlohmann::json(request));
+  completed = execute(*store_.job(job_id), cancel);
+  return job_id;
+}
+
+bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
+  const BenchmarkRequest request = job.request.get<BenchmarkRequest>();
+  std::set<std::pair<std::size_t, int>> recorded;
+  for (const auto& run : store_.runs_of_job(job.id)) recorded.insert({run.config_index, run.repeat});
+
+  // After an interruption, a request of the missing (configuration, repeat) pairs only; the
+  // map restores their identity in the job.
+  std::map<std::size_t, std::pair<std::size_t, int>> index_map;
+  BenchmarkRequest pending = request;
+  if (!recorded.empty()) {
+    pending.configs.clear();
+    pending.repeats = 1;
+    for (int r = 0; r < request.repeats; ++r)
+      for (std::size_t i = 0; i < request.configs.size(); ++i)
+        if (!recorded.count({i, r})) {
+          index_map[pending.configs.size()] = {i, r};
+          pending.configs.push_back(request.configs[i]);
+        }
+    if (pending.configs.empty()) return true;
+  }
+  std::size_t done = recorded.size();
+  const std::size_t total = request.configs.size() * static_cast<std::size_t>(request.repeats);
+  auto emit = [&](const std::string& type, nlohmann::json payload, bool persist) {
+    payload["campaign_id"] = job.campaign_id;
+    if (persist) store_.add_event(job.campaign_id, type, payload);
+    if (emit_) emit_(type, payload);
+  };
+  emit("job_started",
+       {{"job_id", job.id}, {"tag", job.tag}, {"context_id", job.context_id},
+        {"purpose", job.purpose}, {"runs", total}, {"already_recorded", done}},
+       true);
+  StoreSink sink(
+      store_, job,
+      [&](const RunResult& r) {
+        ++done;
+        emit("run",
+             {{"job_id", job.id},
+              {"context_id", job.context_id},
+              {"purpose", job.purpose},
+              {"config", r.config},
+              {"repeat", r.repeat},
+              {"outcome", to_string(r.outcome)},
+              {"error", r.error},
+              {"sizes", r.rows.size()},
+              {"done", done},
+              {"total", total}},
+             false);
+      },
+      [&](const std::string& backend_job_id) {
+        emit("job_submitted",
+             {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", backend_job_id}}, true);
+      },
+      index_map);
+  backend_.run(pending, sink, cancel);
+  return !cancel.cancelled();
+}
+
+}  // namespace colltune

@@ -1,0 +1,43 @@
+// Runs one recorded job on a backend: only the runs of the job not yet in the store (all of
+// them for a fresh job, the missing ones after an interruption), each stored as it arrives.
+// Shared by the search/final phases and the rules verification and re-measurement.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/backend.h"
+#include "server/store.h"
+
+namespace colltune {
+
+using EventCallback = std::function<void(const std::string& type, const nlohmann::json& payload)>;
+
+class JobExecutor {
+ public:
+  JobExecutor(Store& store, Backend& backend, EventCallback emit)
+      : store_(store), backend_(backend), emit_(std::move(emit)) {}
+
+  // Creates a job record (committed as "submitting" before anything runs) and executes it.
+  // Returns the job id; `completed` tells whether every run was made (false when cancelled).
+  std::int64_t submit(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
+                      const BenchmarkRequest& request, const CancelFlag& cancel, bool& completed);
+
+  // Executes the runs of `job` not recorded yet. Returns false when interrupted by `cancel`.
+  bool execute(const JobRecord& job, const CancelFlag& cancel);
+
+  Backend& backend() { return backend_; }
+
+ private:
+  Store& store_;
+  Backend& backend_;
+  EventCallback emit_;
+};
+
+// Runs with these outcomes count as failed evaluations (never retried by the strategy).
+bool is_failed_outcome(RunOutcome outcome);
+
+}  // namespace colltune

@@ -1,0 +1,137 @@
+#include "server/metrics.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace colltune {
+namespace {
+
+std::string number(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+const std::vector<double> kRequestBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                            0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+const std::vector<double> kDecisionBounds = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5,
+                                             1,     2.5,   5,    10,   30,  60};
+
+}  // namespace
+
+std::string prometheus_label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double value) {
+  std::size_t i = 0;
+  while (i < bounds_.size() && value > bounds_[i]) ++i;
+  ++counts_[i];
+  sum_ += value;
+  ++count_;
+}
+
+void Histogram::render(std::string& out, const std::string& name, const std::string& labels) const {
+  const std::string sep = labels.empty() ? "" : ",";
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i <= bounds_.size(); ++i) {
+    cumulative += counts_[i];
+    const std::string le = i < bounds_.size() ? number(bounds_[i]) : "+Inf";
+    out += name + "_bucket{" + labels + sep + "le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  const std::string braces = labels.empty() ? "" : "{" + labels + "}";
+  out += name + "_sum" + braces + " " + number(sum_) + "\n";
+  out += name + "_count" + braces + " " + std::to_string(count_) + "\n";
+}
+
+Metrics::Metrics() : decision_seconds_(kDecisionBounds) {}
+
+void Metrics::observe_request(const std::string& method, const std::string& route, int status,
+                              double seconds) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{method, route, status}];
+  auto it = request_seconds_.find({method, route});
+  if (it == request_seconds_.end())
+    it = request_seconds_.emplace(std::make_pair(method, route), Histogram(kRequestBounds)).first;
+  it->second.observe(seconds);
+}
+
+void Metrics::observe_decision(double seconds) {
+  std::lock_guard lock(mutex_);
+  decision_seconds_.observe(seconds);
+}
+
+void Metrics::count_event(const std::string& type) {
+  std::lock_guard lock(mutex_);
+  ++events_[type];
+}
+
+void Metrics::set_gauge(const std::string& name, double value) {
+  std::lock_guard lock(mutex_);
+  gauges_[name] = value;
+}
+
+std::string Metrics::render(Store& store) {
+  // Store counts first, outside our lock.
+  const auto campaigns = store.campaign_state_counts();
+  const auto jobs = store.job_state_counts();
+  const auto runs = store.run_outcome_counts();
+  const auto measurements = store.count_measurements(0);
+
+  std::string out;
+  out += "# HELP colltune_campaigns Campaigns by state.\n# TYPE colltune_campaigns gauge\n";
+  std::map<std::string, std::int64_t> by_state = {{"queued", 0}, {"running", 0}, {"paused", 0},
+                                                  {"done", 0},   {"failed", 0},  {"cancelled", 0}};
+  for (const auto& [state, n] : campaigns) by_state[state] = n;
+  for (const auto& [state, n] : by_state)
+    out += "colltune_campaigns{state=\"" + prometheus_label(state) + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP colltune_jobs Backend jobs by state.\n# TYPE colltune_jobs gauge\n";
+  for (const auto& [state, n] : jobs)
+    out += "colltune_jobs{state=\"" + prometheus_label(state) + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP colltune_runs Benchmark runs by outcome.\n# TYPE colltune_runs gauge\n";
+  for (const auto& [outcome, n] : runs)
+    out += "colltune_runs{outcome=\"" + prometheus_label(outcome) + "\"} " + std::to_string(n) + "\n";
+  out += "# HELP colltune_measurements Stored measurements (run x message size).\n"
+         "# TYPE colltune_measurements gauge\n";
+  out += "colltune_measurements " + std::to_string(measurements) + "\n";
+
+  std::lock_guard lock(mutex_);
+  out += "# HELP colltune_http_requests_total HTTP requests by method, route and status.\n"
+         "# TYPE colltune_http_requests_total counter\n";
+  for (const auto& [key, n] : requests_) {
+    const auto& [method, route, status] = key;
+    out += "colltune_http_requests_total{method=\"" + prometheus_label(method) + "\",route=\"" +
+           prometheus_label(route) + "\",status=\"" + std::to_string(status) + "\"} " +
+           std::to_string(n) + "\n";
+  }
+  out += "# HELP colltune_http_request_duration_seconds Time to answer a request (handler).\n"
+         "# TYPE colltune_http_request_duration_seconds histogram\n";
+  for (const auto& [key, histogram] : request_seconds_)
+    histogram.render(out, "colltune_http_request_duration_seconds",
+                     "method=\"" + prometheus_label(key.first) + "\",route=\"" +
+                         prometheus_label(key.second) + "\"");
+  out += "# HELP colltune_optimizer_decision_seconds Time from a job's end (or a context's "
+         "start) to the next search job: the strategy's decision and its bookkeeping.\n"
+         "# TYPE colltune_optimizer_decision_seconds histogram\n";
+  decision_seconds_.render(out, "colltune_optimizer_decision_seconds", "");
+  out += "# HELP colltune_events_total Events published, by type.\n"
+         "# TYPE colltune_events_total counter\n";
+  for (const auto& [type, n] : events_)
+    out += "colltune_events_total{type=\"" + prometheus_label(type) + "\"} " + std::to_string(n) + "\n";
+  for (const auto& [name, value] : gauges_)
+    out += "# TYPE " + name + " gauge\n" + name + " " + number(value) + "\n";
+  return out;
+}
+
+}  // namespace colltune

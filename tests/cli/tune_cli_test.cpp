@@ -1,0 +1,166 @@
+// `colltune tune` end to end with the local backend: real mpirun, real bundled benchmark,
+// real SQLite. Small settings keep each test well under a minute on 2 cores.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <thread>
+
+#include "runner/process.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TuneCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("colltune-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::vector<std::string> tune_args(const std::string& collectives, int budget) {
+    return {COLLTUNE_BINARY, "tune",        "--backend",    "local",
+            "--collectives", collectives,   "--np",         "4",
+            "--sizes",       "4:4096",      "--strategy",   "random",
+            "--budget",      std::to_string(budget), "--iterations", "20",
+            "--warmup",      "2",           "--final-repeats", "2",
+            "--batch-size",  "2",
+            "--db",          (dir_ / "t.db").string(),
+            "--rules-out",   (dir_ / "rules.conf").string(),
+            "--report-out",  (dir_ / "report.json").string()};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
+  auto r = run_process(tune_args("bcast,gather", 3), {.timeout_s = 300});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  // The table names every size of both collectives.
+  EXPECT_NE(r.stdout_text.find("bcast P=4"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("gather P=4"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("4 KiB"), std::string::npos);
+
+  std::ifstream in(dir_ / "report.json");
+  auto report = nlohmann::json::parse(in);
+  ASSERT_EQ(report.at("results").size(), 2u * 11u);  // 4 B .. 4 KiB = 11 sizes
+  for (const auto& row : report.at("results")) {
+    for (const char* key : {"collective", "comm_size", "msg_size", "default_us", "best", "best_us",
+                            "speedup"})
+      EXPECT_TRUE(row.contains(key)) << key;
+    EXPECT_GT(row.at("best_us").get<double>(), 0);
+    EXPECT_TRUE(row.at("best").contains("algorithm"));
+  }
+  const auto& cost = report.at("cost");
+  // Per collective: 3 searched + final (default + up to 2 finalists per size) x 2 repeats.
+  EXPECT_GE(cost.at("runs").get<int>(), 2 * (3 + 2));
+  EXPECT_GT(cost.at("benchmark_seconds").get<double>(), 0);
+
+  Store store((dir_ / "t.db").string());
+  EXPECT_EQ(store.campaign(1)->state, "done");
+  std::int64_t stored_runs = store.count_runs(1);
+  EXPECT_EQ(stored_runs, cost.at("runs").get<int>());
+  // Every successful run stored its 11 sizes with provenance.
+  for (const auto& ctx : store.contexts(1))
+    for (const auto& run : store.runs_of_context(ctx.id)) {
+      if (run.outcome != RunOutcome::ok) continue;
+      EXPECT_EQ(run.rows.size(), 11u);
+      EXPECT_EQ(run.provenance.argv.at(0), "mpirun");
+      EXPECT_EQ(run.provenance.ompi_version, "4.1.4");
+      EXPECT_GT(run.provenance.end_time, run.provenance.start_time);
+    }
+}
+
+TEST_F(TuneCliTest, CtrlCKeepsMeasurementsAndResumeFinishesWithoutDuplicates) {
+  auto args = tune_args("bcast", 8);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // Wait until at least two runs are committed, then press Ctrl-C.
+  const auto db = (dir_ / "t.db").string();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::int64_t runs_before = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!fs::exists(db)) continue;
+    try {
+      Store probe(db);
+      runs_before = probe.count_runs(1);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (runs_before >= 2) break;
+  }
+  ASSERT_GE(runs_before, 2);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+
+  std::int64_t kept = 0;
+  {
+    Store store(db);
+    EXPECT_EQ(store.campaign(1)->state, "paused");
+    kept = store.count_runs(1);
+    EXPECT_GE(kept, runs_before);
+    EXPECT_GT(store.count_measurements(1), 0);
+  }
+
+  auto resume = args;
+  resume.push_back("--resume");
+  resume.push_back("1");
+  auto r = run_process(resume, {.timeout_s = 300});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  Store store(db);
+  EXPECT_EQ(store.campaign(1)->state, "done");
+  // Exactly 8 searched configurations (one run each) plus the final runs: nothing twice.
+  std::int64_t search_runs = 0;
+  for (const auto& ctx : store.contexts(1)) {
+    std::set<std::pair<std::int64_t, std::pair<std::size_t, int>>> seen;
+    for (const auto& run : store.runs_of_context(ctx.id)) {
+      EXPECT_TRUE(seen.insert({run.job_id, {run.config_index, run.repeat}}).second);
+      if (run.purpose == "search") ++search_runs;
+    }
+  }
+  EXPECT_EQ(search_runs, 8);
+  EXPECT_GE(store.count_runs(1), kept);
+}
+
+TEST_F(TuneCliTest, RejectsBadArgumentsClearly) {
+  auto r = run_process({COLLTUNE_BINARY, "tune", "--collectives", "bcast,nonsense", "--db",
+                        (dir_ / "x.db").string()},
+                       {.timeout_s = 30});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.stderr_text.find("unknown collective 'nonsense'"), std::string::npos) << r.stderr_text;
+  auto s = run_process({COLLTUNE_BINARY, "tune", "--sizes", "1M:4", "--db", (dir_ / "x.db").string()},
+                       {.timeout_s = 30});
+  EXPECT_NE(s.exit_code, 0);
+  EXPECT_NE(s.stderr_text.find("sizes"), std::string::npos) << s.stderr_text;
+}
+
+}  // namespace
+}  // namespace colltune

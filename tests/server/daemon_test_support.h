@@ -1,0 +1,259 @@
+// Shared by the daemon and HTTP tests: temporary folders, an in-process daemon on a free
+// loopback port, the real `colltune serve` binary as a child process, and an SSE reader.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "server/config.h"
+#include "server/daemon.h"
+
+namespace colltune::testing {
+
+inline constexpr const char* kAdminToken = "admin-token-0123456789abcdef";
+inline constexpr const char* kViewerToken = "viewer-token-0123456789abcdef";
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() /
+            ("colltune-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline nlohmann::json tokens_json() {
+  return nlohmann::json::array({{{"token", kAdminToken}, {"role", "admin"}, {"name", "admin"}},
+                                {{"token", kViewerToken}, {"role", "viewer"}, {"name", "viewer"}}});
+}
+
+// A small campaign on the simulated cluster: done in about a second.
+inline nlohmann::json sim_campaign_spec(int budget = 6, std::uint64_t seed = 3) {
+  return {{"name", "sim test"},
+          {"backend", "sim"},
+          {"contexts", {{{"collective", "bcast"}, {"comm_size", 8}}}},
+          {"sizes", "4:4096"},
+          {"strategy", "random"},
+          {"budget", budget},
+          {"seed", seed},
+          {"batch_size", 4},
+          {"final_repeats", 2}};
+}
+
+// An in-process daemon on 127.0.0.1:<any free port>, with the sim backend and two tokens.
+class InProcessDaemon {
+ public:
+  explicit InProcessDaemon(nlohmann::json overrides = nlohmann::json::object()) {
+    nlohmann::json config = {{"listen", "127.0.0.1:0"},
+                             {"database", dir_ / "colltune.db"},
+                             {"rules_dir", dir_ / "rules"},
+                             {"backends", {{"sim", {{"noise", "none"}}}}},
+                             {"tokens", tokens_json()}};
+    config.update(overrides);
+    daemon_ = std::make_unique<Daemon>(parse_daemon_config(config));
+    daemon_->start();
+  }
+  Daemon& daemon() { return *daemon_; }
+  const TempDir& dir() const { return dir_; }
+  std::string url() const { return daemon_->url(); }
+
+  httplib::Client client(const std::string& token = kAdminToken) const {
+    httplib::Client c(daemon_->url());
+    if (!token.empty()) c.set_default_headers({{"Authorization", std::string("Bearer ") + token}});
+    c.set_read_timeout(30);
+    return c;
+  }
+
+ private:
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+inline nlohmann::json json_of(const httplib::Result& res) {
+  if (!res) throw std::runtime_error("no answer: " + httplib::to_string(res.error()));
+  return nlohmann::json::parse(res->body);
+}
+
+// Polls GET /api/v1/campaigns/{id} until its state is one of `states` (or the time is up).
+inline nlohmann::json wait_for_state(httplib::Client& client, std::int64_t id,
+                                     const std::vector<std::string>& states,
+                                     std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  nlohmann::json c;
+  for (;;) {
+    auto res = client.Get("/api/v1/campaigns/" + std::to_string(id));
+    if (res && res->status == 200) {
+      c = nlohmann::json::parse(res->body);
+      for (const auto& s : states)
+        if (c.at("state") == s && !c.at("active").get<bool>()) return c;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return c;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+struct SseEvent {
+  std::string id;
+  std::string type;
+  nlohmann::json data;
+};
+
+// Reads GET `path` as Server-Sent Events until `stop` returns true, the stream ends or the
+// timeout passes. Returns every event read.
+inline std::vector<SseEvent> read_sse(const std::string& url, const std::string& path,
+                                      const httplib::Headers& headers,
+                                      const std::function<bool(const SseEvent&)>& stop,
+                                      std::chrono::seconds timeout) {
+  httplib::Client c(url);
+  c.set_read_timeout(timeout.count());
+  std::vector<SseEvent> events;
+  std::string buffer;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  c.Get(path, headers, [&](const char* data, std::size_t n) {
+    buffer.append(data, n);
+    for (std::size_t end; (end = buffer.find("\n\n")) != std::string::npos;) {
+      std::string block = buffer.substr(0, end);
+      buffer.erase(0, end + 2);
+      SseEvent e;
+      std::istringstream lines(block);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("id: ", 0) == 0) e.id = line.substr(4);
+        if (line.rfind("event: ", 0) == 0) e.type = line.substr(7);
+        if (line.rfind("data: ", 0) == 0) e.data = nlohmann::json::parse(line.substr(6));
+      }
+      if (e.type.empty()) continue;
+      events.push_back(e);
+      if (stop(e)) return false;
+    }
+    return std::chrono::steady_clock::now() < deadline;
+  });
+  return events;
+}
+
+// The real `colltune serve` as a child process; its output goes to a log file.
+class DaemonProcess {
+ public:
+  DaemonProcess(std::string binary, std::string config_path, std::string log_path)
+      : binary_(std::move(binary)), config_(std::move(config_path)), log_(std::move(log_path)) {}
+  ~DaemonProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Starts it and waits until it prints its URL. Returns the URL.
+  std::string start(std::chrono::seconds timeout = std::chrono::seconds(30)) {
+    std::ofstream(log_, std::ios::trunc).close();
+    // Everything the child needs is built before fork (no allocation after it).
+    std::vector<char*> argv = {const_cast<char*>(binary_.c_str()), const_cast<char*>("serve"),
+                               const_cast<char*>("--config"), const_cast<char*>(config_.c_str()),
+                               nullptr};
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_APPEND);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(binary_.c_str(), argv.data());
+      ::_exit(127);
+    }
+    const std::regex listening("listening on (https?://[^ ]+)");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::ifstream in(log_);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::smatch m;
+      const std::string s = text.str();
+      if (std::regex_search(s, m, listening)) return url_ = m[1];
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        throw std::runtime_error("colltune serve exited early:\n" + s);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw std::runtime_error("colltune serve did not start in time");
+  }
+
+  // Sends `signal` and reaps the process. Returns its wait status.
+  int stop(int signal) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, signal);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = 0;
+    return status;
+  }
+
+  const std::string& url() const { return url_; }
+  std::string log() const {
+    std::ifstream in(log_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::string binary_;
+  std::string config_;
+  std::string log_;
+  pid_t pid_ = 0;
+  std::string url_;
+};
+
+// Runs argv (no shell) with stdout to `out_path`; returns the exit code (-1 on failure).
+inline int run_program(const std::vector<std::string>& args, const std::string& out_path) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+inline void write_json_file(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path, std::ios::trunc);
+  out << j.dump(2);
+}
+
+}  // namespace colltune::testing

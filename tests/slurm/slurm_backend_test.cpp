@@ -1,0 +1,225 @@
+// SlurmBackend behaviour that needs no cluster: option checks, a request it cannot run, a
+// cancelled batch, and the script it writes when sbatch itself is missing.
+#include "runner/slurm_backend.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/colltune-slurm-backend-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct Sink : RunSink {
+  void on_job_submitted(const std::string&, const std::string& id) override { jobs.push_back(id); }
+  void on_result(const RunResult& r) override { results.push_back(r); }
+  std::vector<std::string> jobs;
+  std::vector<RunResult> results;
+};
+
+// A folder with an executable osu_bcast (never run: these tests stop before any job starts).
+fs::path fake_osu_dir(const fs::path& root) {
+  fs::create_directories(root / "osu");
+  const auto binary = root / "osu" / "osu_bcast";
+  std::ofstream(binary) << "#!/bin/sh\nexit 0\n";
+  fs::permissions(binary, fs::perms::owner_all);
+  return root / "osu";
+}
+
+SlurmBackendOptions offline_options(const fs::path& root) {
+  SlurmBackendOptions o;
+  o.osu_dir = fake_osu_dir(root);
+  o.job_root = root / "jobs";
+  o.keep_job_dirs = true;
+  for (auto* command : {&o.commands.sbatch, &o.commands.squeue, &o.commands.sacct,
+                        &o.commands.scancel, &o.commands.sinfo, &o.commands.scontrol})
+    *command = "/nonexistent/slurm/" + *command;
+  o.controller_timeout_s = 1;
+  return o;
+}
+
+BenchmarkRequest request() {
+  BenchmarkRequest r;
+  r.tag = "c7/b3 it's";
+  r.comm_size = 4;
+  r.configs = {TuningConfig{}, TuningConfig{6, 8192, 0}};
+  r.repeats = 2;
+  return r;
+}
+
+TEST(SlurmBackend, RejectsUnsafeOptionsUpFront) {
+  TempDir tmp;
+  auto with = [&](auto mutate) {
+    auto o = offline_options(tmp.path());
+    mutate(o);
+    return o;
+  };
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.partition = "debug --x"; })),
+               std::invalid_argument);
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.account = "a;b"; })), std::invalid_argument);
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.qos = "$(q)"; })), std::invalid_argument);
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.job_root = "/tmp/has space"; })),
+               std::invalid_argument);
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.srun_mpi = "pmix x"; })), std::invalid_argument);
+  EXPECT_THROW(SlurmBackend(with([](auto& o) { o.script_template = "/nonexistent/t.sh"; })),
+               std::invalid_argument);
+  const auto bad_template = tmp.path() / "bad.sh";
+  std::ofstream(bad_template) << "#!/bin/bash\n{{directives}}\n{{runs}}\n";
+  EXPECT_THROW(SlurmBackend(with([&](auto& o) { o.script_template = bad_template; })),
+               std::invalid_argument);
+  EXPECT_NO_THROW(SlurmBackend(offline_options(tmp.path())));
+  EXPECT_EQ(parse_slurm_launcher("srun"), SlurmLauncher::srun);
+  EXPECT_EQ(parse_slurm_launcher("mpirun"), SlurmLauncher::mpirun);
+  EXPECT_FALSE(parse_slurm_launcher("aprun").has_value());
+}
+
+TEST(SlurmBackend, InvalidRequestsThrowAndMissingBenchmarksFailEveryRun) {
+  TempDir tmp;
+  SlurmBackend backend(offline_options(tmp.path()));
+  Sink sink;
+  CancelFlag cancel;
+  auto bad = request();
+  bad.comm_size = 1;
+  EXPECT_THROW(backend.run(bad, sink, cancel), std::invalid_argument);
+  bad = request();
+  bad.extra_env["NOT-A-NAME"] = "1";
+  EXPECT_THROW(backend.run(bad, sink, cancel), std::invalid_argument);
+  EXPECT_TRUE(sink.results.empty());
+
+  auto o = offline_options(tmp.path());
+  o.osu_dir = tmp.path() / "empty";
+  SlurmBackend no_benchmark(o);
+  no_benchmark.run(request(), sink, cancel);
+  ASSERT_EQ(sink.results.size(), 4u);
+  for (const auto& r : sink.results) {
+    EXPECT_EQ(r.outcome, RunOutcome::failed);
+    EXPECT_NE(r.error.find("no osu_bcast under"), std::string::npos) << r.error;
+  }
+  EXPECT_TRUE(sink.jobs.empty());
+}
+
+TEST(SlurmBackend, ACancelledBatchSubmitsNothing) {
+  TempDir tmp;
+  SlurmBackend backend(offline_options(tmp.path()));
+  Sink sink;
+  CancelFlag cancel;
+  cancel.cancel();
+  backend.run(request(), sink, cancel);
+  EXPECT_TRUE(sink.jobs.empty());
+  ASSERT_EQ(sink.results.size(), 4u);
+  for (const auto& r : sink.results) EXPECT_EQ(r.outcome, RunOutcome::cancelled) << r.error;
+}
+
+TEST(SlurmBackend, WritesOneScriptForTheBatchAndReportsWhySbatchFailed) {
+  TempDir tmp;
+  auto o = offline_options(tmp.path());
+  o.partition = "debug";
+  o.qos = "short";
+  SlurmBackend backend(o);
+  Sink sink;
+  CancelFlag cancel;
+  backend.run(request(), sink, cancel);
+  ASSERT_EQ(sink.results.size(), 4u);
+  for (const auto& r : sink.results) {
+    EXPECT_EQ(r.outcome, RunOutcome::failed);
+    EXPECT_NE(r.error.find("program not found: /nonexistent/slurm/sbatch"), std::string::npos)
+        << r.error;
+  }
+  const auto script_file = backend.last_job_dir() / "job-1.sh";
+  ASSERT_TRUE(fs::exists(script_file));
+  std::stringstream text;
+  text << std::ifstream(script_file).rdbuf();
+  const std::string script = text.str();
+  for (const char* expected :
+       {"#SBATCH --job-name=colltune-c7_b3_it_s\n", "#SBATCH --partition=debug\n",
+        "#SBATCH --qos=short\n", "#SBATCH --ntasks=4\n", "#SBATCH --exclusive\n",
+        "'--immediate=10'", "'OMPI_MCA_coll_tuned_bcast_algorithm=6'",
+        "'OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize=8192'", "'OMPI_MCA_coll=^hcoll'",
+        "COLLTUNE_RELAUNCH_MARKERS=('Requested nodes are busy'"})
+    EXPECT_NE(script.find(expected), std::string::npos) << expected << "\n" << script;
+  // 2 configurations x 2 repeats: four run lines, in one script.
+  std::size_t runs = 0;
+  for (auto pos = script.find("\ncolltune_run 'r"); pos != std::string::npos;
+       pos = script.find("\ncolltune_run 'r", pos + 1))
+    ++runs;
+  EXPECT_EQ(runs, 4u);
+}
+
+TEST(SlurmBackend, MpirunLauncherForwardsTheEnvironmentAndAllowsRoot) {
+  TempDir tmp;
+  auto o = offline_options(tmp.path());
+  o.launcher = SlurmLauncher::mpirun;
+  SlurmBackend backend(o);
+  Sink sink;
+  CancelFlag cancel;
+  auto r = request();
+  r.extra_env["LD_PRELOAD"] = "/opt/tracer.so";
+  backend.run(r, sink, cancel);
+  std::stringstream text;
+  text << std::ifstream(backend.last_job_dir() / "job-1.sh").rdbuf();
+  const std::string script = text.str();
+  EXPECT_NE(script.find("'mpirun' '-np' '4'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'-x' 'LD_PRELOAD'"), std::string::npos) << script;
+  EXPECT_NE(script.find("'LD_PRELOAD=/opt/tracer.so'"), std::string::npos) << script;
+  EXPECT_EQ(script.find("--oversubscribe"), std::string::npos);
+  if (::geteuid() == 0) {
+    EXPECT_NE(script.find("'OMPI_ALLOW_RUN_AS_ROOT=1'"), std::string::npos);
+  }
+}
+
+TEST(SlurmBackend, DescribeSaysWhenNoControllerAnswers) {
+  TempDir tmp;
+  SlurmBackend backend(offline_options(tmp.path()));
+  auto info = backend.describe();
+  EXPECT_EQ(info.backend, "slurm");
+  EXPECT_FALSE(info.extra.at("controller_up").get<bool>());
+  EXPECT_EQ(info.extra.at("launcher"), "srun");
+  EXPECT_TRUE(backend.runs_real_open_mpi());
+}
+
+TEST(SlurmBackend, OptionsFromJsonSettings) {
+  auto o = slurm_backend_options_from_json(nlohmann::json::parse(R"({
+    "launcher": "mpirun", "partition": "batch", "account": "proj", "qos": "short",
+    "exclusive": false, "sbatch_args": ["--constraint=ib"], "job_root": "/scratch/colltune",
+    "attempts": 3, "yield": "always", "time_limit_minutes": 30, "max_resubmits": 1,
+    "slurm_bin_dir": "/opt/slurm/bin", "commands": {"srun": "srun-wrapper"}})"));
+  EXPECT_EQ(o.launcher, SlurmLauncher::mpirun);
+  EXPECT_EQ(o.partition, "batch");
+  EXPECT_FALSE(o.exclusive);
+  EXPECT_EQ(o.sbatch_extra_args, std::vector<std::string>{"--constraint=ib"});
+  EXPECT_EQ(o.job_root, "/scratch/colltune");
+  EXPECT_EQ(o.attempts, 3);
+  EXPECT_EQ(o.yield, slurm::YieldPolicy::always);
+  EXPECT_EQ(o.time_limit_minutes, 30);
+  EXPECT_EQ(o.commands.sbatch, "/opt/slurm/bin/sbatch");
+  EXPECT_EQ(o.commands.srun, "srun-wrapper");  // an explicit command wins over the folder
+  EXPECT_THROW(slurm_backend_options_from_json({{"partiton", "x"}}), std::invalid_argument);
+  EXPECT_THROW(slurm_backend_options_from_json({{"attempts", "two"}}), std::invalid_argument);
+  EXPECT_THROW(slurm_backend_options_from_json({{"launcher", "aprun"}}), std::invalid_argument);
+  EXPECT_THROW(slurm_backend_options_from_json({{"commands", {{"qsub", "/x"}}}}),
+               std::invalid_argument);
+  EXPECT_EQ(slurm_backend_options_from_json(nullptr).launcher, SlurmLauncher::srun);
+}
+
+}  // namespace
+}  // namespace colltune
