@@ -13,7 +13,7 @@ deps:
 	@scripts/install-deps build
 
 build: deps
-	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # Tune bcast, allreduce, reduce and gather at 4 ranks on this machine with the local backend,

@@ -39,6 +39,8 @@ struct TuneArgs {
   int final_repeats = 3;
   double run_timeout = 120;
   std::string osu_dir;
+  std::string profile;  // sim
+  std::string dataset;  // replay
   std::string db = "colltune.db";
   std::string rules_out = "colltune-rules.conf";
   std::string report_out;
@@ -76,6 +78,8 @@ int run_tune(const TuneArgs& args) {
   nlohmann::json backend_settings = nlohmann::json::object();
   if (!args.backend_config.empty()) backend_settings = read_json_file(args.backend_config);
   if (!args.osu_dir.empty()) backend_settings["osu_dir"] = args.osu_dir;
+  if (!args.profile.empty()) backend_settings["profile"] = args.profile;
+  if (!args.dataset.empty()) backend_settings["dataset"] = args.dataset;
   auto backend = make_backend(args.backend, backend_settings);
 
   Store store(args.db);
@@ -249,6 +253,8 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--osu-dir", args->osu_dir,
                   "OMB install or build folder (default: the bundled colltune-osu-bench)");
+  cmd->add_option("--profile", args->profile, "Cluster profile for --backend sim (name or JSON file)");
+  cmd->add_option("--dataset", args->dataset, "Landscape CSV for --backend replay");
   cmd->add_option("--db", args->db, "SQLite store (every measurement is kept as it arrives)")
       ->capture_default_str();
   cmd->add_option("--rules-out", args->rules_out, "Rules file to write")->capture_default_str();

@@ -15,10 +15,10 @@ namespace colltune {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-constexpr double kScaleFloor = 0.02;     // log units: sizes where every config is ~equal
+constexpr double kScaleFloor = 0.02;  // log units: sizes where every config is ~equal
 constexpr double kFailurePenalty = 0.6931471805599453;  // failed runs count as 2x the worst
 constexpr int kMinModelRows = 3;
-constexpr int kFitRows = 48;
+constexpr int kFitRows = 40;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -45,15 +45,24 @@ BayesSettings BayesSettings::from_json(const nlohmann::json& j) {
   if (j.is_null()) return s;
   if (!j.is_object()) throw std::invalid_argument("bo settings must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    if (key == "initial_points") s.initial_points = value.get<int>();
-    else if (key == "repeat_default") s.repeat_default = value.get<bool>();
-    else if (key == "ei_noise_fraction") s.ei_noise_fraction = value.get<double>();
-    else if (key == "ei_floor") s.ei_floor = value.get<double>();
-    else if (key == "refit_growth") s.refit_growth = value.get<double>();
-    else if (key == "final_score") s.final_score = value.get<std::string>();
-    else if (key == "tie_z") s.tie_z = value.get<double>();
-    else if (key == "finalist_z") s.finalist_z = value.get<double>();
-    else throw std::invalid_argument("unknown bo setting '" + key + "'");
+    if (key == "initial_points")
+      s.initial_points = value.get<int>();
+    else if (key == "repeat_default")
+      s.repeat_default = value.get<bool>();
+    else if (key == "ei_noise_fraction")
+      s.ei_noise_fraction = value.get<double>();
+    else if (key == "ei_floor")
+      s.ei_floor = value.get<double>();
+    else if (key == "refit_growth")
+      s.refit_growth = value.get<double>();
+    else if (key == "final_score")
+      s.final_score = value.get<std::string>();
+    else if (key == "tie_z")
+      s.tie_z = value.get<double>();
+    else if (key == "finalist_z")
+      s.finalist_z = value.get<double>();
+    else
+      throw std::invalid_argument("unknown bo setting '" + key + "'");
   }
   if (s.final_score != "hybrid" && s.final_score != "median" && s.final_score != "posterior")
     throw std::invalid_argument("bo final_score must be hybrid, median or posterior");
@@ -62,10 +71,14 @@ BayesSettings BayesSettings::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json BayesSettings::to_json() const {
-  return {{"initial_points", initial_points}, {"repeat_default", repeat_default},
-          {"ei_noise_fraction", ei_noise_fraction}, {"ei_floor", ei_floor},
-          {"refit_growth", refit_growth}, {"final_score", final_score},
-          {"tie_z", tie_z}, {"finalist_z", finalist_z}};
+  return {{"initial_points", initial_points},
+          {"repeat_default", repeat_default},
+          {"ei_noise_fraction", ei_noise_fraction},
+          {"ei_floor", ei_floor},
+          {"refit_growth", refit_growth},
+          {"final_score", final_score},
+          {"tie_z", tie_z},
+          {"finalist_z", finalist_z}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -73,12 +86,12 @@ nlohmann::json BayesSettings::to_json() const {
 
 struct BayesStrategy::GridView {
   std::vector<std::int64_t> sizes;
-  std::vector<TuningConfig> rows;  // configurations with a row in the data
-  std::vector<bool> penalty;       // row stands for a failed configuration
+  std::vector<TuningConfig> rows;                      // configurations with a row in the data
+  std::vector<bool> penalty;                           // row stands for a failed configuration
   std::vector<std::vector<std::vector<double>>> logs;  // rows x sizes x runs (log latency)
   GridData data;
-  Eigen::VectorXd center, scale;   // per size: z = (log latency - center) / scale
-  int data_rows = 0;               // rows that are not penalties
+  Eigen::VectorXd center, scale;  // per size: z = (log latency - center) / scale
+  int data_rows = 0;              // rows that are not penalties
 
   int row_of(const TuningConfig& c) const {
     auto it = std::find(rows.begin(), rows.end(), c);
@@ -89,10 +102,65 @@ struct BayesStrategy::GridView {
 std::vector<std::int64_t> BayesStrategy::size_grid() const {
   std::vector<std::int64_t> sizes = options_.msg_sizes;
   if (sizes.empty())
-    for (const auto& e : evaluations_) sizes.insert(sizes.end(), e.msg_sizes.begin(), e.msg_sizes.end());
+    for (const auto& e : evaluations_)
+      sizes.insert(sizes.end(), e.msg_sizes.begin(), e.msg_sizes.end());
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
+}
+
+// Warm start: the earlier campaign's runs stand in for the configurations this one has not
+// measured yet, shifted per size by the mean log change seen on the configurations measured
+// in both (the landscape after a small change is the old one, moved); sizes without a common
+// configuration take the mean shift of the others. They are data like any other row, so the
+// model knows the whole landscape from the first fit, re-measures where the old optimum may have
+// moved, and stops much sooner; picks still come from runs made in this campaign (the engine's
+// final phase re-measures every finalist).
+void BayesStrategy::add_warm_start_rows(
+    const std::vector<std::int64_t>& sizes,
+    std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const {
+  const int m = static_cast<int>(sizes.size());
+  std::map<TuningConfig, std::vector<std::vector<double>>> prior;
+  for (const auto& e : prior_evaluations_) {
+    if (e.failed) continue;
+    auto& cells = prior[space_->canonical(e.config)];
+    cells.resize(m);
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      auto it = std::lower_bound(sizes.begin(), sizes.end(), e.msg_sizes[i]);
+      if (it == sizes.end() || *it != e.msg_sizes[i]) continue;
+      if (std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)
+        cells[it - sizes.begin()].push_back(std::log(e.latency_us[i]));
+    }
+  }
+  auto mean = [](const std::vector<double>& x) {
+    double sum = 0;
+    for (double v : x) sum += v;
+    return sum / static_cast<double>(x.size());
+  };
+  std::vector<double> shift(m, std::nan(""));
+  double shift_sum = 0;
+  int shift_count = 0;
+  for (int s = 0; s < m; ++s) {
+    double sum = 0;
+    int count = 0;
+    for (const auto& [config, cells] : prior) {
+      auto now = by_config.find(config);
+      if (now == by_config.end() || now->second.second.size() != static_cast<std::size_t>(m)) continue;
+      if (cells[s].empty() || now->second.second[s].empty()) continue;
+      sum += mean(now->second.second[s]) - mean(cells[s]);
+      ++count;
+    }
+    if (count) shift[s] = sum / count, shift_sum += shift[s], ++shift_count;
+  }
+  if (shift_count == 0) return;  // nothing measured again yet: the old levels mean nothing
+  for (int s = 0; s < m; ++s)
+    if (!std::isfinite(shift[s])) shift[s] = shift_sum / shift_count;
+  for (auto& [config, cells] : prior) {
+    if (by_config.count(config)) continue;
+    for (int s = 0; s < m; ++s)
+      for (double& x : cells[s]) x += shift[s];
+    by_config[config] = {false, std::move(cells)};
+  }
 }
 
 BayesStrategy::GridView BayesStrategy::grid_view() const {
@@ -111,6 +179,7 @@ BayesStrategy::GridView BayesStrategy::grid_view() const {
       if (std::isfinite(lat) && lat > 0) cells[it - v.sizes.begin()].push_back(std::log(lat));
     }
   }
+  if (!prior_evaluations_.empty()) add_warm_start_rows(v.sizes, by_config);
   // Data rows first (configurations with any measurement), then penalty rows.
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& [config, entry] : by_config) {
@@ -144,7 +213,8 @@ BayesStrategy::GridView BayesStrategy::grid_view() const {
       if (std::isfinite(cell_mean(j, s))) sum += cell_mean(j, s), ++count;
     double mean = count ? sum / count : 0.0;
     for (int j = 0; j < v.data_rows; ++j)
-      if (std::isfinite(cell_mean(j, s))) sum2 += (cell_mean(j, s) - mean) * (cell_mean(j, s) - mean);
+      if (std::isfinite(cell_mean(j, s)))
+        sum2 += (cell_mean(j, s) - mean) * (cell_mean(j, s) - mean);
     v.center[s] = mean;
     v.scale[s] = count >= 2 ? std::max(kScaleFloor, std::sqrt(sum2 / count)) : 1.0;
   }
@@ -197,13 +267,52 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
       settings_(BayesSettings::from_json(options.settings)),
       encoder_(space) {
   if (options_.stop_rule.empty()) options_.stop_rule = "ei";
-  if (options_.stop_rule != "ei" && options_.stop_rule != "thesis" && options_.stop_rule != "budget")
+  if (options_.stop_rule != "ei" && options_.stop_rule != "thesis" &&
+      options_.stop_rule != "budget")
     throw std::invalid_argument("unknown stop rule '" + options_.stop_rule + "'");
   max_evaluations_ = options_.budget > 0 ? options_.budget : 150;
-  int n = settings_.initial_points > 0 ? settings_.initial_points
-                                       : default_initial_design_size(space);
+  int n =
+      settings_.initial_points > 0 ? settings_.initial_points : default_initial_design_size(space);
   Rng rng(mix_seed(options_.seed, 0));
   design_ = latin_hypercube_design(space, n, rng);
+  // Warm start (re-tuning after a small change; options.warm_start_*): the default, then the
+  // earlier campaign's per-size bests, then a third of the usual space-filling design; the
+  // earlier hyper-parameters start the first fit (and shape it: they are one of its starts).
+  if (!options_.warm_start_points.empty()) {
+    std::vector<TuningConfig> warm;
+    auto add = [&](const TuningConfig& c) {
+      const TuningConfig point = space.canonical(c);
+      if (space.contains(point) && std::find(warm.begin(), warm.end(), point) == warm.end())
+        warm.push_back(point);
+    };
+    add(TuningConfig{});
+    for (const auto& c : options_.warm_start_points) add(c);
+    // Without the earlier runs (another strategy made them) a little exploration is needed.
+    const bool have_runs = options_.warm_start_state.is_object() &&
+                           options_.warm_start_state.contains("evaluations");
+    const int explore = have_runs ? 0 : std::max(2, n / 3);
+    const std::size_t target = warm.size() + static_cast<std::size_t>(explore);
+    if (explore > 0)
+      for (const auto& c : latin_hypercube_design(space, explore + 1, rng))
+        if (warm.size() < target) add(c);
+    design_ = warm;
+  }
+  if (options_.warm_start_state.is_object() && options_.warm_start_state.contains("evaluations"))
+    for (const auto& j : options_.warm_start_state["evaluations"]) {
+      Evaluation e;
+      e.config = j.at("config").get<TuningConfig>();
+      e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
+      for (const auto& x : j.at("latency_us"))
+        e.latency_us.push_back(x.is_number() ? x.get<double>() : std::nan(""));
+      e.failed = j.value("failed", false);
+      prior_evaluations_.push_back(std::move(e));
+    }
+  if (options_.warm_start_state.is_object() && options_.warm_start_state.contains("theta") &&
+      options_.warm_start_state["theta"].is_array()) {
+    auto t = options_.warm_start_state["theta"].get<std::vector<double>>();
+    if (static_cast<Eigen::Index>(t.size()) == KroneckerGp::default_theta().size())
+      theta_ = Eigen::Map<Eigen::VectorXd>(t.data(), static_cast<Eigen::Index>(t.size()));
+  }
   // The replicate gives the noise model data from the start; a design that already covers the
   // whole space (small spaces) skips it so that bo never costs more than exhaustive.
   if (settings_.repeat_default && space.contains(TuningConfig{}) && !design_.empty() &&
@@ -224,7 +333,8 @@ bool BayesStrategy::budget_exhausted() const {
   if (static_cast<int>(evaluations_.size()) >= max_evaluations_) return true;
   if (options_.budget_seconds > 0) {
     double seconds = 0;
-    for (const auto& e : evaluations_) seconds += options_.cost.run_seconds(e.msg_sizes, e.latency_us);
+    for (const auto& e : evaluations_)
+      seconds += options_.cost.run_seconds(e.msg_sizes, e.latency_us);
     if (seconds >= options_.budget_seconds) return true;
   }
   return false;
@@ -382,7 +492,8 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
   observed_gp.observed_cell_posterior(share, &cell_mean, &cell_var);
   Eigen::VectorXd incumbent(m);
   for (int s = 0; s < m; ++s)
-    incumbent[s] = view.center[s] + view.scale[s] * cell_mean.topRows(view.data_rows).col(s).minCoeff();
+    incumbent[s] =
+        view.center[s] + view.scale[s] * cell_mean.topRows(view.data_rows).col(s).minCoeff();
   const Eigen::VectorXd noise_var = observed_gp.noise_log_variance();
   const Eigen::VectorXd noise_sd = noise_var.cwiseSqrt();
 
@@ -533,23 +644,31 @@ std::vector<Choice> BayesStrategy::recommend() const {
 nlohmann::json BayesStrategy::state() const {
   nlohmann::json evals = nlohmann::json::array();
   for (const auto& e : evaluations_)
-    evals.push_back({{"config", e.config}, {"msg_sizes", e.msg_sizes},
-                     {"latency_us", e.latency_us}, {"failed", e.failed}});
+    evals.push_back({{"config", e.config},
+                     {"msg_sizes", e.msg_sizes},
+                     {"latency_us", e.latency_us},
+                     {"failed", e.failed}});
   nlohmann::json pending = nlohmann::json::array();
   for (const auto& c : pending_) pending.push_back(c);
   nlohmann::json design = nlohmann::json::array();
   for (const auto& c : design_) design.push_back(c);
   nlohmann::json theta = nullptr;
   if (theta_) theta = std::vector<double>(theta_->data(), theta_->data() + theta_->size());
-  return {{"strategy", name()},          {"version", 1},
-          {"seed", options_.seed},       {"settings", settings_.to_json()},
+  return {{"strategy", name()},
+          {"version", 1},
+          {"seed", options_.seed},
+          {"settings", settings_.to_json()},
           {"stop_rule", options_.stop_rule},
-          {"design", design},            {"design_next", design_next_},
-          {"evaluations", evals},        {"pending", pending},
-          {"theta", theta},              {"fitted_rows", fitted_rows_},
+          {"design", design},
+          {"design_next", design_next_},
+          {"evaluations", evals},
+          {"pending", pending},
+          {"theta", theta},
+          {"fitted_rows", fitted_rows_},
           {"full_fit_rows", full_fit_rows_},
           {"suggest_calls", suggest_calls_},
-          {"stopped", stopped_},         {"stop_reason", stop_reason_},
+          {"stopped", stopped_},
+          {"stop_reason", stop_reason_},
           // Derived from "evaluations"; kept for readers of the common state layout.
           {"observations", observations_.to_json()}};
 }

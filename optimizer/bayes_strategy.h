@@ -26,12 +26,12 @@
 // "median", "posterior"), tie_z, finalist_z (doubles / string).
 #pragma once
 
+#include <Eigen/Dense>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "optimizer/config_encoding.h"
 #include "optimizer/observations.h"
@@ -42,7 +42,7 @@ namespace colltune {
 struct BayesSettings {
   int initial_points = 0;
   bool repeat_default = true;
-  double ei_noise_fraction = 0.2;
+  double ei_noise_fraction = 0.3;
   double ei_floor = 0.002;
   double refit_growth = 1.25;
   std::string final_score = "posterior";
@@ -100,12 +100,19 @@ class BayesStrategy : public Strategy {
   std::vector<Evaluation> evaluations_;  // in arrival order
   std::multiset<TuningConfig> pending_;
   std::optional<Eigen::VectorXd> theta_;
-  int fitted_rows_ = 0;       // rows at the last (any) fit
-  int full_fit_rows_ = 0;     // rows at the last multi-start fit
+  int fitted_rows_ = 0;    // rows at the last (any) fit
+  int full_fit_rows_ = 0;  // rows at the last multi-start fit
   std::uint64_t suggest_calls_ = 0;
   bool stopped_ = false;
   std::string stop_reason_;
   Observations observations_;
+
+  // Warm start (StrategyOptions::warm_start_state): the earlier campaign's runs, used for the
+  // configurations not measured yet here (see add_warm_start_rows in the .cpp).
+  std::vector<Evaluation> prior_evaluations_;
+  void add_warm_start_rows(
+      const std::vector<std::int64_t>& sizes,
+      std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const;
 };
 
 }  // namespace colltune

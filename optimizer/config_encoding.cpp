@@ -34,8 +34,8 @@ EncodedConfig ConfigEncoder::encode(const TuningConfig& config) const {
   EncodedConfig e;
   e.category = category_of(config.algorithm);
   if (seg_span_ > 0) {
-    double log_seg = config.segsize > 0 ? std::log2(static_cast<double>(config.segsize))
-                                        : seg_lo_ + seg_span_;
+    double log_seg =
+        config.segsize > 0 ? std::log2(static_cast<double>(config.segsize)) : seg_lo_ + seg_span_;
     e.seg = std::clamp((log_seg - seg_lo_) / seg_span_, 0.0, 1.0);
   }
   const AlgorithmInfo* info = space_->algorithm_info(config.algorithm);

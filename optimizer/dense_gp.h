@@ -16,8 +16,8 @@ class DenseGp {
           const Eigen::VectorXd& y);
 
   // k_cross: n x M covariances between training and test inputs; k_diag: M prior variances.
-  void predict(const Eigen::MatrixXd& k_cross, const Eigen::VectorXd& k_diag,
-               Eigen::VectorXd* mean, Eigen::VectorXd* variance) const;
+  void predict(const Eigen::MatrixXd& k_cross, const Eigen::VectorXd& k_diag, Eigen::VectorXd* mean,
+               Eigen::VectorXd* variance) const;
 
   double log_marginal_likelihood() const { return log_marginal_likelihood_; }
   // d log p(y) / d theta = 0.5 tr((alpha alpha^T - K^-1) dK/dtheta), for a given dK.

@@ -1,11 +1,11 @@
 #include "optimizer/kronecker_gp.h"
 
+#include <LBFGSB.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-
-#include <LBFGSB.h>
 
 namespace colltune {
 namespace {
@@ -34,16 +34,16 @@ struct Prior {
   double mean, sd;
 };
 const Prior kPriors[kGridGpParamCount] = {
-    {0.0, 1.5},                 // log signal variance ~ 1 after standardisation
-    {0.0, 2.0},                 // logit rho
-    {std::log(0.5), 1.0},       // log length-scale, segment size
-    {std::log(0.5), 1.0},       // log length-scale, fan-out
-    {std::log(0.25), 1.0},      // log length-scale, message size
-    {std::log(0.05), 1.5},      // log size nugget
-    {0.1, 0.3},                 // segment slope (log latency per doubling of segments)
-    {2 * std::log(0.1), 1.5},   // noise: log variance at the smallest size, ~10 % CV
-    {2 * std::log(0.1), 1.5},   // noise: log variance at the middle size
-    {2 * std::log(0.1), 1.5},   // noise: log variance at the largest size
+    {0.0, 1.5},                // log signal variance ~ 1 after standardisation
+    {0.0, 2.0},                // logit rho
+    {std::log(0.5), 1.0},      // log length-scale, segment size
+    {std::log(0.5), 1.0},      // log length-scale, fan-out
+    {std::log(0.25), 1.0},     // log length-scale, message size
+    {std::log(0.05), 1.5},     // log size nugget
+    {0.1, 0.3},                // segment slope (log latency per doubling of segments)
+    {2 * std::log(0.1), 1.5},  // noise: log variance at the smallest size, ~10 % CV
+    {2 * std::log(0.1), 1.5},  // noise: log variance at the middle size
+    {2 * std::log(0.1), 1.5},  // noise: log variance at the largest size
 };
 
 // Diagonal of P^T M P, i.e. p_i^T M p_i for each column p_i.
@@ -134,8 +134,9 @@ Eigen::VectorXd KroneckerGp::noise_log_variance(const Eigen::VectorXd& theta,
   Eigen::VectorXd out(size_coord.size());
   for (int s = 0; s < size_coord.size(); ++s) {
     double t = 2.0 * size_coord[s] - 1.0;
-    out[s] = std::exp(theta[kNoiseSmall] * noise_basis(0, t) + theta[kNoiseMid] * noise_basis(1, t) +
-                      theta[kNoiseLarge] * noise_basis(2, t));
+    out[s] =
+        std::exp(theta[kNoiseSmall] * noise_basis(0, t) + theta[kNoiseMid] * noise_basis(1, t) +
+                 theta[kNoiseLarge] * noise_basis(2, t));
   }
   return out;
 }
@@ -150,8 +151,8 @@ KroneckerGp::KroneckerGp(GridData data, Eigen::VectorXd theta)
   const int m = static_cast<int>(data_.size_coord.size());
   if (theta_.size() != kGridGpParamCount || data_.z.rows() != n || data_.z.cols() != m ||
       data_.repeats.size() != n || data_.scale.size() != m || data_.size_log2.size() != m ||
-      data_.within_ss.rows() != n ||
-      data_.within_ss.cols() != m || data_.within_dof.rows() != n || data_.within_dof.cols() != m)
+      data_.within_ss.rows() != n || data_.within_ss.cols() != m || data_.within_dof.rows() != n ||
+      data_.within_dof.cols() != m)
     throw std::invalid_argument("KroneckerGp: inconsistent data shapes");
 
   kc_ = config_covariance(data_.configs, data_.configs, theta_);
@@ -171,7 +172,8 @@ KroneckerGp::KroneckerGp(GridData data, Eigen::VectorXd theta)
   ls_ = es.eigenvalues().cwiseMax(0.0);
   g_ = ((lc_ * ls_.transpose()).array() + 1.0).inverse().matrix();
 
-  feature_z_ = segment_feature(data_.configs, data_.size_log2) * data_.scale.cwiseInverse().asDiagonal();
+  feature_z_ =
+      segment_feature(data_.configs, data_.size_log2) * data_.scale.cwiseInverse().asDiagonal();
   mean_z_ = theta_[kSegmentSlope] * feature_z_;
   Eigen::MatrixXd y_white = sqrt_r_.asDiagonal() * (data_.z - mean_z_) * inv_tau_.asDiagonal();
   Eigen::MatrixXd y_rot = qc_.transpose() * y_white * qs_;
@@ -217,8 +219,8 @@ Eigen::VectorXd KroneckerGp::log_likelihood_gradient() const {
       d_seg(i, j) = signal * c * f * ds * ds;
       d_fan(i, j) = signal * c * f * df * df;
     }
-  const Eigen::MatrixXd a_ks = alpha_ks_;           // A K_s
-  const Eigen::VectorXd g_ls = g_ * ls_;            // sum_j G_ij ls_j
+  const Eigen::MatrixXd a_ks = alpha_ks_;  // A K_s
+  const Eigen::VectorXd g_ls = g_ * ls_;   // sum_j G_ij ls_j
   auto config_term = [&](const Eigen::MatrixXd& dkc) {
     double quad = alpha_.cwiseProduct(dkc * a_ks).sum();
     double trace = quadratic_diagonal(pc_, dkc).dot(g_ls);
@@ -295,7 +297,8 @@ void KroneckerGp::predict(const std::vector<EncodedConfig>& points, Eigen::Matri
 
 Eigen::MatrixXd KroneckerGp::loo_residuals(Eigen::MatrixXd* sd) const {
   // diag(K^-1) at cell (j, s) = (r_j / tau_s^2) * ((Qc o Qc) G (Qs o Qs)^T)_{js}.
-  Eigen::MatrixXd diag = qc_.array().square().matrix() * g_ * qs_.array().square().matrix().transpose();
+  Eigen::MatrixXd diag =
+      qc_.array().square().matrix() * g_ * qs_.array().square().matrix().transpose();
   diag = data_.repeats.asDiagonal() * diag * tau2_.cwiseInverse().asDiagonal();
   if (sd) *sd = diag.cwiseInverse().cwiseSqrt();
   return alpha_.cwiseQuotient(diag);
@@ -322,7 +325,8 @@ void KroneckerGp::observed_cell_posterior(double share, Eigen::MatrixXd* mean,
     for (int s = 0; s < m; ++s) {
       const double noise = tau2_[s] / data_.repeats[j];
       const double others_mean = data_.z(j, s) - residual(j, s);
-      const double others_var = std::max(sd(j, s) * sd(j, s) - noise, 1e-12) + (1.0 - share) * tau2_[s];
+      const double others_var =
+          std::max(sd(j, s) * sd(j, s) - noise, 1e-12) + (1.0 - share) * tau2_[s];
       const double own_var = share * noise;
       (*mean)(j, s) = (others_mean * own_var + data_.z(j, s) * others_var) / (others_var + own_var);
       (*var)(j, s) = others_var * own_var / (others_var + own_var);

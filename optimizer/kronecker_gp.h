@@ -22,9 +22,8 @@
 // noise term exactly. Hyper-parameters are a vector indexed by GridGpParam.
 #pragma once
 
-#include <vector>
-
 #include <Eigen/Dense>
+#include <vector>
 
 #include "optimizer/config_encoding.h"
 
@@ -38,9 +37,9 @@ enum GridGpParam : int {
   kLogLengthSize,
   kLogSizeNugget,  // size-independent share of the configuration effect
   kSegmentSlope,   // mean: log-latency cost per doubling of the number of segments
-  kNoiseSmall,  // noise log-variance at the smallest size (t = -1)
-  kNoiseMid,    // ... at the middle size (t = 0)
-  kNoiseLarge,  // ... at the largest size (t = 1)
+  kNoiseSmall,     // noise log-variance at the smallest size (t = -1)
+  kNoiseMid,       // ... at the middle size (t = 0)
+  kNoiseLarge,     // ... at the largest size (t = 1)
   kGridGpParamCount
 };
 
@@ -114,17 +113,17 @@ class KroneckerGp {
  private:
   GridData data_;
   Eigen::VectorXd theta_;
-  Eigen::MatrixXd kc_, ks_;                 // K_c (with signal variance), K_s
+  Eigen::MatrixXd kc_, ks_;                  // K_c (with signal variance), K_s
   Eigen::VectorXd sqrt_r_, inv_tau_, tau2_;  // row and column whitening
-  Eigen::MatrixXd qc_, qs_;                 // eigenvectors of the whitened factors
-  Eigen::VectorXd lc_, ls_;                 // their eigenvalues (clamped >= 0)
-  Eigen::MatrixXd g_;                       // 1 / (lc_i ls_j + 1)
-  Eigen::MatrixXd mean_z_;                  // prior mean of the rows (standardised)
-  Eigen::MatrixXd feature_z_;               // segment feature / scale (n x m)
-  Eigen::MatrixXd alpha_;                   // K^-1 (y - mean) as an n x m matrix
-  Eigen::MatrixXd alpha_ks_;                // alpha * K_s, for predictive means
-  Eigen::MatrixXd pc_;                      // diag(sqrt r) Q_c
-  Eigen::MatrixXd vs2_;                     // (K_s D^-1/2 Q_s)^2 elementwise, m x m
+  Eigen::MatrixXd qc_, qs_;                  // eigenvectors of the whitened factors
+  Eigen::VectorXd lc_, ls_;                  // their eigenvalues (clamped >= 0)
+  Eigen::MatrixXd g_;                        // 1 / (lc_i ls_j + 1)
+  Eigen::MatrixXd mean_z_;                   // prior mean of the rows (standardised)
+  Eigen::MatrixXd feature_z_;                // segment feature / scale (n x m)
+  Eigen::MatrixXd alpha_;                    // K^-1 (y - mean) as an n x m matrix
+  Eigen::MatrixXd alpha_ks_;                 // alpha * K_s, for predictive means
+  Eigen::MatrixXd pc_;                       // diag(sqrt r) Q_c
+  Eigen::MatrixXd vs2_;                      // (K_s D^-1/2 Q_s)^2 elementwise, m x m
   double log_likelihood_ = 0;
 };
 

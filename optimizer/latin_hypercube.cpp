@@ -47,8 +47,10 @@ void spread_within_algorithms(std::vector<int>& levels, const std::vector<int>& 
     for (std::size_t j = 0; j < k && !fixed; ++j) {
       if (j == bad || levels[j] == levels[bad]) continue;
       std::swap(levels[bad], levels[j]);
-      if (!clashes(bad, levels[bad]) && !clashes(j, levels[j])) fixed = true;
-      else std::swap(levels[bad], levels[j]);
+      if (!clashes(bad, levels[bad]) && !clashes(j, levels[j]))
+        fixed = true;
+      else
+        std::swap(levels[bad], levels[j]);
     }
     if (!fixed) return;
   }
@@ -83,7 +85,8 @@ int default_initial_design_size(const SearchSpace& space) {
     if (info && info->uses_segsize) segs.insert(p.segsize);
     if (info && info->uses_fanout) fans.insert(p.fanout);
   }
-  int n = static_cast<int>(algorithms.size()) + (segs.size() > 1 ? 1 : 0) + (fans.size() > 1 ? 1 : 0);
+  int n =
+      static_cast<int>(algorithms.size()) + (segs.size() > 1 ? 1 : 0) + (fans.size() > 1 ? 1 : 0);
   return std::min<int>(n, static_cast<int>(space.size()));
 }
 
@@ -147,12 +150,14 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
       std::vector<int> owners;
       for (int slot : seg_slots) owners.push_back(slot_alg[slot]);
       spread_within_algorithms(lv, owners, static_cast<int>(seg_levels.size()));
-      for (std::size_t k = 0; k < seg_slots.size(); ++k) seg_target[seg_slots[k]] = seg_levels[lv[k]];
+      for (std::size_t k = 0; k < seg_slots.size(); ++k)
+        seg_target[seg_slots[k]] = seg_levels[lv[k]];
     }
     if (!fan_levels.empty()) {
       auto lv = stratified_levels(static_cast<int>(fan_slots.size()),
                                   static_cast<int>(fan_levels.size()), rng);
-      for (std::size_t k = 0; k < fan_slots.size(); ++k) fan_target[fan_slots[k]] = fan_levels[lv[k]];
+      for (std::size_t k = 0; k < fan_slots.size(); ++k)
+        fan_target[fan_slots[k]] = fan_levels[lv[k]];
     }
 
     // Each slot takes the unused configuration of its algorithm nearest to its targets.

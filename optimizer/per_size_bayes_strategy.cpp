@@ -1,12 +1,12 @@
 #include "optimizer/per_size_bayes_strategy.h"
 
+#include <LBFGSB.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <stdexcept>
-
-#include <LBFGSB.h>
 
 #include "core/rng.h"
 #include "optimizer/dense_gp.h"
@@ -54,8 +54,8 @@ Eigen::Vector3d fit_rbf(const std::vector<Eigen::Vector3d>& x, const Eigen::Vect
       const int n = static_cast<int>(x.size());
       grad[0] = -gp.log_marginal_likelihood_derivative(k);
       grad[1] = -gp.log_marginal_likelihood_derivative(d_len);
-      grad[2] = -gp.log_marginal_likelihood_derivative(
-          std::exp(t[2]) * Eigen::MatrixXd::Identity(n, n));
+      grad[2] =
+          -gp.log_marginal_likelihood_derivative(std::exp(t[2]) * Eigen::MatrixXd::Identity(n, n));
       double v = -gp.log_marginal_likelihood();
       if (!std::isfinite(v) || !grad.allFinite()) throw std::runtime_error("non-finite");
       return v;
@@ -93,8 +93,7 @@ PerSizeBayesStrategy::PerSizeBayesStrategy(const SearchSpace& space, const Strat
   if (options_.stop_rule.empty()) options_.stop_rule = "thesis";
   if (options_.stop_rule != "thesis" && options_.stop_rule != "budget")
     throw std::invalid_argument("bo-per-size supports the thesis and budget stop rules");
-  if (!options_.settings.empty())
-    throw std::invalid_argument("bo-per-size takes no settings");
+  if (!options_.settings.empty()) throw std::invalid_argument("bo-per-size takes no settings");
   max_evaluations_ = options_.budget;
   for (const auto& p : space.points()) max_algorithm_ = std::max(max_algorithm_, p.algorithm);
   auto sizes = options_.msg_sizes;
@@ -116,10 +115,12 @@ Eigen::Vector3d PerSizeBayesStrategy::coordinates(const TuningConfig& config) co
 }
 
 bool PerSizeBayesStrategy::budget_exhausted() const {
-  if (max_evaluations_ > 0 && static_cast<int>(evaluations_.size()) >= max_evaluations_) return true;
+  if (max_evaluations_ > 0 && static_cast<int>(evaluations_.size()) >= max_evaluations_)
+    return true;
   if (options_.budget_seconds > 0) {
     double seconds = 0;
-    for (const auto& e : evaluations_) seconds += options_.cost.run_seconds(e.msg_sizes, e.latency_us);
+    for (const auto& e : evaluations_)
+      seconds += options_.cost.run_seconds(e.msg_sizes, e.latency_us);
     if (seconds >= options_.budget_seconds) return true;
   }
   return false;
@@ -187,8 +188,8 @@ TuningConfig PerSizeBayesStrategy::next_for(SizeSearch& s, std::uint64_t salt) {
   std::vector<Eigen::Vector3d> cx;
   for (const auto& c : candidates) cx.push_back(coordinates(c));
   Eigen::VectorXd mu, var;
-  gp.predict(rbf(x, cx, signal, length, nullptr), Eigen::VectorXd::Constant(cx.size(), signal),
-             &mu, &var);
+  gp.predict(rbf(x, cx, signal, length, nullptr), Eigen::VectorXd::Constant(cx.size(), signal), &mu,
+             &var);
   const double incumbent = z.minCoeff();  // thesis: best value observed so far
   int best = 0;
   double best_value = -std::numeric_limits<double>::infinity();
@@ -309,19 +310,29 @@ nlohmann::json PerSizeBayesStrategy::state() const {
     for (const auto& c : s.configs) configs.push_back(c);
     nlohmann::json theta = nullptr;
     if (s.theta) theta = std::vector<double>{(*s.theta)[0], (*s.theta)[1], (*s.theta)[2]};
-    searches.push_back({{"msg_size", s.msg_size}, {"design", design},
-                        {"design_next", s.design_next}, {"configs", configs},
-                        {"log_latency", s.log_latency}, {"pending", s.pending},
-                        {"stopped", s.stopped}, {"theta", theta}});
+    searches.push_back({{"msg_size", s.msg_size},
+                        {"design", design},
+                        {"design_next", s.design_next},
+                        {"configs", configs},
+                        {"log_latency", s.log_latency},
+                        {"pending", s.pending},
+                        {"stopped", s.stopped},
+                        {"theta", theta}});
   }
   nlohmann::json wanted = nlohmann::json::array();
   for (const auto& [c, sizes] : wanted_) wanted.push_back({{"config", c}, {"sizes", sizes}});
   nlohmann::json evals = nlohmann::json::array();
   for (const auto& e : evaluations_)
-    evals.push_back({{"config", e.config}, {"msg_sizes", e.msg_sizes},
-                     {"latency_us", e.latency_us}, {"failed", e.failed}});
-  return {{"strategy", name()}, {"seed", options_.seed}, {"searches", searches},
-          {"wanted", wanted}, {"next_size", next_size_}, {"suggest_calls", suggest_calls_},
+    evals.push_back({{"config", e.config},
+                     {"msg_sizes", e.msg_sizes},
+                     {"latency_us", e.latency_us},
+                     {"failed", e.failed}});
+  return {{"strategy", name()},
+          {"seed", options_.seed},
+          {"searches", searches},
+          {"wanted", wanted},
+          {"next_size", next_size_},
+          {"suggest_calls", suggest_calls_},
           {"evaluations", evals},
           // Derived from "evaluations"; kept for readers of the common state layout.
           {"observations", observations_.to_json()}};

@@ -12,12 +12,11 @@
 // sizes each suggestion is for, and each size's search learns only from its own size.
 #pragma once
 
+#include <Eigen/Dense>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "optimizer/config_encoding.h"
 #include "optimizer/observations.h"
@@ -64,7 +63,7 @@ class PerSizeBayesStrategy : public Strategy {
   int max_evaluations_ = 0;
   std::vector<SizeSearch> searches_;
   std::map<TuningConfig, std::vector<std::int64_t>> wanted_;  // pending config -> sizes
-  std::size_t next_size_ = 0;  // round-robin start
+  std::size_t next_size_ = 0;                                 // round-robin start
   std::uint64_t suggest_calls_ = 0;
   std::vector<Evaluation> evaluations_;
   Observations observations_;

@@ -18,6 +18,18 @@ OrderedSamplingStrategy::OrderedSamplingStrategy(std::string name, const SearchS
     auto it = std::find(order_.begin(), order_.end(), TuningConfig::default_decision());
     if (it != order_.end()) std::rotate(order_.begin(), it, it + 1);
   }
+  // Warm start: the earlier campaign's best configurations come next (after the default when
+  // shuffled, first otherwise), each once.
+  auto next = order_.begin();
+  if (shuffled && next != order_.end() && next->is_default()) ++next;
+  for (const auto& warm : options.warm_start_points) {
+    const TuningConfig point = space.canonical(warm);
+    if (!space.contains(point)) continue;
+    auto at = std::find(next, order_.end(), point);
+    if (at == order_.end()) continue;
+    std::rotate(next, at, at + 1);
+    ++next;
+  }
   limit_ = order_.size();
   if (options.budget > 0) limit_ = std::min<std::size_t>(limit_, options.budget);
 }

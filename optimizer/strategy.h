@@ -7,11 +7,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/tuning_config.h"
 #include "optimizer/benchmark_cost.h"
@@ -32,13 +31,13 @@ struct Evaluation {
 struct Choice {
   std::int64_t msg_size = 0;
   TuningConfig config;
-  double latency_us = 0;     // the strategy's estimate (median of observations)
-  double default_us = 0;     // Open MPI default's estimate; NaN when never measured
+  double latency_us = 0;  // the strategy's estimate (median of observations)
+  double default_us = 0;  // Open MPI default's estimate; NaN when never measured
 };
 
 struct StrategyOptions {
   std::uint64_t seed = 1;
-  int budget = 0;  // maximum evaluations (0 = strategy's own default)
+  int budget = 0;                       // maximum evaluations (0 = strategy's own default)
   std::vector<std::int64_t> msg_sizes;  // sizes being tuned (OSU sizes)
   // Stop once the benchmark time of the observed runs reaches this (0 = no limit); runs are
   // priced with `cost`.
@@ -50,6 +49,12 @@ struct StrategyOptions {
   std::string stop_rule;
   // Strategy-specific settings (see each strategy's header); unknown keys are rejected.
   nlohmann::json settings = nlohmann::json::object();
+  // Warm start (re-tuning after a small change): configurations that were best in an earlier
+  // campaign of the same context, evaluated first (after the default), and that campaign's
+  // final optimizer state, used as a prior where a strategy can (bo: its GP hyper-parameters).
+  // Empty / null = cold start.
+  std::vector<TuningConfig> warm_start_points;
+  nlohmann::json warm_start_state = nullptr;
 };
 
 class Strategy {

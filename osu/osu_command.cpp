@@ -37,6 +37,11 @@ constexpr std::string_view kVersionMarker = "Latency Test v";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// OMB >= 7 reductions default to MPI_CHAR; `-T mpi_float` restores the 5.x-6.x workload.
+bool uses_float_type_option(Collective collective, std::optional<int> omb_major_version) {
+  return is_reduction(collective) && omb_major_version && *omb_major_version >= 7;
+}
+
 bool is_executable_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;  // follows symlinks
@@ -104,15 +109,23 @@ std::vector<std::string> osu_arguments(const OsuOptions& options,
       throw std::invalid_argument("OSU message sizes need 1 <= min <= max, got " +
                                   std::to_string(options.min_size) + ":" +
                                   std::to_string(options.max_size));
+    std::int64_t min_size = options.min_size;
+    if (uses_float_type_option(options.collective, omb_major_version)) {
+      // OMB 7 labels each row with the bytes asked for but reduces size/4 floats, so a MIN that
+      // is not a multiple of 4 mislabels the first row (-m 6: row "6" reduces 4 bytes). OMB
+      // 5.x-6.x and the bundled benchmark count floats (MIN/4, at least 1) and print 4*count;
+      // starting OMB 7 at that same multiple of 4 gives the same rows and keys.
+      min_size = std::max<std::int64_t>(4, min_size / 4 * 4);
+    }
     args.push_back("-m");
-    args.push_back(std::to_string(options.min_size) + ":" + std::to_string(options.max_size));
+    args.push_back(std::to_string(min_size) + ":" + std::to_string(options.max_size));
   }
   args.push_back("-i");
   args.push_back(std::to_string(options.iterations));
   args.push_back("-x");
   args.push_back(std::to_string(options.warmup));
   if (options.full) args.push_back("-f");
-  if (is_reduction(options.collective) && omb_major_version && *omb_major_version >= 7) {
+  if (uses_float_type_option(options.collective, omb_major_version)) {
     args.push_back("-T");
     args.push_back("mpi_float");
   }

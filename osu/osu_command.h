@@ -34,6 +34,8 @@ std::optional<std::filesystem::path> find_osu_binary(const std::filesystem::path
 
 // The argv after the binary path: -m MIN:MAX -i N -x N [-f] and, for reductions with OMB >= 7,
 // `-T mpi_float` (so the workload is MPI_FLOAT/MPI_SUM like OMB 5.x-6.x).
+// In that case MIN is lowered to a multiple of 4 (at least 4), the first row OMB 5.x-6.x
+// print for it, because OMB 7 would label a row "6" while reducing one float.
 std::vector<std::string> osu_arguments(const OsuOptions& options,
                                        std::optional<int> omb_major_version);
 

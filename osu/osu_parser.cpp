@@ -164,7 +164,9 @@ std::string_view strip_warning(std::string_view line) {
       {"Continuing with max message size of ", " bytes"},            // OMB 5/6, second line
       {"Requested memory limit too low, using [", "] instead."},
   }};
-  for (int round = 0; round < 4; ++round) {  // several warnings may be glued together
+  // Several warnings may be glued together: every rank parses options, so P ranks can print
+  // P copies of the same note on one line. Each pass removes at least a prefix, so it ends.
+  while (true) {
     bool stripped = false;
     for (const auto& warning : kWarnings) {
       if (!line.starts_with(warning.prefix)) continue;

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "rules/fixed_decision.h"
+#include "core/fixed_decision.h"
 #include "rules/rules_writer.h"
 
 namespace colltune {

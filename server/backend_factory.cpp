@@ -16,16 +16,6 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
   if (!settings.is_object() && !settings.is_null())
     throw std::invalid_argument("backend settings must be an object");
   const nlohmann::json s = settings.is_null() ? nlohmann::json::object() : settings;
-  if (name == "local") {
-    LocalBackendOptions o;
-    if (s.contains("osu_dir")) o.osu_dir = s.at("osu_dir").get<std::string>();
-    if (s.contains("mpirun")) o.mpirun = s.at("mpirun").get<std::string>();
-    if (s.contains("ompi_info")) o.ompi_info = s.at("ompi_info").get<std::string>();
-    if (s.contains("mpirun_args")) o.mpirun_extra_args = s.at("mpirun_args").get<std::vector<std::string>>();
-    if (s.contains("cores")) o.cores = s.at("cores").get<int>();
-    return std::make_unique<LocalBackend>(std::move(o));
-  }
-  if (name == "slurm") return std::make_unique<SlurmBackend>(slurm_backend_options_from_json(s));
   // Deterministic backends (sim: a cost model; replay: a recorded landscape). Unknown settings
   // are rejected so that a typo does not silently fall back to a default.
   auto only = [&](std::initializer_list<const char*> known) {
@@ -34,6 +24,18 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
         throw std::invalid_argument(name + " backend: unknown setting '" + key + "'");
   };
   try {
+    if (name == "local") {
+      only({"osu_dir", "mpirun", "ompi_info", "mpirun_args", "cores"});
+      LocalBackendOptions o;
+      if (s.contains("osu_dir")) o.osu_dir = s.at("osu_dir").get<std::string>();
+      if (s.contains("mpirun")) o.mpirun = s.at("mpirun").get<std::string>();
+      if (s.contains("ompi_info")) o.ompi_info = s.at("ompi_info").get<std::string>();
+      if (s.contains("mpirun_args"))
+        o.mpirun_extra_args = s.at("mpirun_args").get<std::vector<std::string>>();
+      if (s.contains("cores")) o.cores = s.at("cores").get<int>();
+      return std::make_unique<LocalBackend>(std::move(o));
+    }
+    if (name == "slurm") return std::make_unique<SlurmBackend>(slurm_backend_options_from_json(s));
     if (name == "sim") {
       only({"profile", "profile_dirs", "seed", "noise", "virtual_clock", "pace"});
       SimBackendOptions o;

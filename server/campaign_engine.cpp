@@ -10,6 +10,7 @@
 #include "optimizer/strategy.h"
 #include "server/final_choice.h"
 #include "server/job_executor.h"
+#include "server/retune_warm_start.h"
 
 namespace colltune {
 namespace {
@@ -101,6 +102,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
   options.budget = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
   options.msg_sizes = osu_message_sizes(context.collective, spec.min_size, spec.max_size);
+  apply_warm_start(store_, spec.warm_start_from, context, options);  // re-tuning: no-op when cold
   auto strategy = make_strategy(spec.strategy, space, options);
   if (!context.optimizer_state.is_null()) strategy->restore(context.optimizer_state);
 

@@ -99,7 +99,7 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   reject_unknown(j,
                  {"name", "backend", "contexts", "sizes", "strategy", "budget", "repeats", "seed",
                   "stop", "iterations", "warmup", "batch_size", "final_candidates",
-                  "final_repeats", "run_timeout_s", "rules_format", "verify"},
+                  "final_repeats", "run_timeout_s", "rules_format", "verify", "warm_start_from"},
                  "");
   CampaignSpec spec;
   for (const char* required : {"backend", "contexts", "sizes"})
@@ -170,6 +170,9 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     if (!j.at("verify").is_boolean()) bad("verify", "must be true or false");
     spec.verify = j.at("verify").get<bool>();
   }
+  if (j.contains("warm_start_from") && !j.at("warm_start_from").is_null())
+    spec.warm_start_from = get_number<std::int64_t>(j.at("warm_start_from"), "warm_start_from", 0,
+                                                    std::int64_t{1} << 53);
   if (j.contains("stop")) {
     const auto& s = j.at("stop");
     if (!s.is_object()) bad("stop", "must be an object");
@@ -198,7 +201,7 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                         {"comm_size", c.comm_size},
                         {"nodes", c.nodes},
                         {"ppn", c.ppn}});
-  return {{"name", spec.name},
+  nlohmann::json j = {{"name", spec.name},
           {"backend", spec.backend},
           {"contexts", contexts},
           {"sizes", format_size_range(spec.min_size, spec.max_size)},
@@ -218,6 +221,8 @@ nlohmann::json to_json(const CampaignSpec& spec) {
            {{"max_evaluations", spec.stop.max_evaluations},
             {"max_benchmark_seconds", spec.stop.max_benchmark_seconds},
             {"thesis_rule", spec.stop.thesis_rule}}}};
+  if (spec.warm_start_from > 0) j["warm_start_from"] = spec.warm_start_from;
+  return j;
 }
 
 }  // namespace colltune

@@ -51,6 +51,9 @@ struct CampaignSpec {
   StopSpec stop;
   std::string rules_format = "auto";  // auto (from the Open MPI version), classic, v2, json
   bool verify = true;       // verify the rules file on the backend and re-measure with it
+  // Warm start (re-tuning): the id of an earlier campaign whose per-size best configurations
+  // start this search and whose optimizer state is the prior; 0 = cold start.
+  std::int64_t warm_start_from = 0;
 };
 
 // Parses and validates; throws std::invalid_argument with a message naming the field.

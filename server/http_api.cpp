@@ -363,7 +363,25 @@ void add_api_routes(Router& router, ApiContext& api) {
              [&api](const ApiRequest& req, httplib::Response& res) {
                const auto c = campaign_or_404(api.store, req.id("id"));
                const std::string backend = c.spec.is_object() ? c.spec.value("backend", "") : "";
-               send_json(res, 200, campaign_report(api.store, c.id, api.campaigns.table_for(backend)));
+               std::string key = c.state + "/" + std::to_string(c.updated_at) + "/" +
+                                 std::to_string(api.store.count_jobs("", c.id)) + "/" +
+                                 std::to_string(api.store.count_runs(c.id));
+               for (const auto& ctx : api.store.contexts(c.id)) key += "/" + ctx.state;
+               std::string text;
+               {
+                 std::lock_guard lock(api.reports_mutex);
+                 auto it = api.reports.find(c.id);
+                 if (it != api.reports.end() && it->second.first == key) text = it->second.second;
+               }
+               if (text.empty()) {
+                 text = campaign_report(api.store, c.id, api.campaigns.table_for(backend))
+                            .dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+                 std::lock_guard lock(api.reports_mutex);
+                 if (api.reports.size() > 256) api.reports.clear();
+                 api.reports[c.id] = {key, text};
+               }
+               res.status = 200;
+               res.set_content(text, "application/json");
              });
   router.add("GET", "/api/v1/campaigns/{id}/rules", Access::read, {"format"},
              [&api](const ApiRequest& req, httplib::Response& res) {

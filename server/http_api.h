@@ -6,6 +6,9 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
@@ -23,6 +26,10 @@ struct ApiContext {
   Metrics& metrics;
   const DaemonConfig& config;
   std::atomic<int> event_streams{0};
+  // Reports are costly (every run of the campaign); one is reused while the campaign's state,
+  // update time, job and run counts are unchanged.
+  std::mutex reports_mutex;
+  std::map<std::int64_t, std::pair<std::string, std::string>> reports;  // id -> (key, JSON text)
 };
 
 // Declares every route on `router`. `api` must outlive the router's server.

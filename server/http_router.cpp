@@ -279,7 +279,7 @@ void Router::install(httplib::Server& server) {
   // What httplib answers by itself (oversized body or URI, unparsable request) gets a JSON body
   // too; answers of the router already have one.
   server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request&, httplib::Response& res) {
+      [this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string message;
     switch (res.status) {
@@ -287,7 +287,12 @@ void Router::install(httplib::Server& server) {
         message = "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes";
         break;
       case 414: message = "request URI too long"; break;
-      case 400: message = "malformed HTTP request"; break;
+      case 400:
+        message = req.get_header_value("Transfer-Encoding") == "chunked"
+                      ? "malformed chunked body, or larger than " +
+                            std::to_string(options_.max_body_bytes) + " bytes"
+                      : "malformed HTTP request";
+        break;
       default: message = "HTTP " + std::to_string(res.status);
     }
     send_json(res, res.status, error_body(default_error_code(res.status), message));

@@ -148,7 +148,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   record.content = result.content;
   record.validation = validation_json(report);
   record.verification = {{"verified", false}, {"skipped", !options.verify}};
-  record.fingerprint = nullptr;
+  record.fingerprint = options.fingerprint;
   result.rules_version_id = store.add_rules_version(record);
   if (!result.deployable) {
     result.error = "the generated rules file is not deployable: " + report.verdict();

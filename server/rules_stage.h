@@ -26,6 +26,9 @@ struct RulesStageOptions {
   bool verify = true;
   int verify_iterations = 20;
   int remeasure_rounds = 3;     // interleaved (tuned, default) pairs per context
+  // The conditions the campaign was tuned under (server/fingerprint.h), stored with the rules
+  // version so that `colltune retune --if-changed` can compare; null = not recorded.
+  nlohmann::json fingerprint = nullptr;
 };
 
 struct RulesStageResult {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the web dashboard into web/dist (served by `colltune serve` at /): installs the npm
 # packages pinned by package-lock.json (npm ci, only when node_modules is missing or older than
-# the lockfile), type-checks and bundles with Vite. Nothing is fetched at run time: the bundle
-# holds every script and style, so the dashboard works offline.
+# the lockfile), type-checks (tsc) and bundles with esbuild (scripts/build.mjs). Nothing is
+# fetched at run time: the bundle holds every script and style, so the dashboard works offline.
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -18,9 +18,12 @@ std::vector<std::string> split_csv(const std::string& line) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     char ch = line[i];
     if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') field += '"', ++i;
-      else if (ch == '"') quoted = false;
-      else field += ch;
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        field += '"', ++i;
+      else if (ch == '"')
+        quoted = false;
+      else
+        field += ch;
     } else if (ch == '"') {
       quoted = true;
     } else if (ch == ',') {
@@ -113,8 +116,9 @@ std::vector<Landscape> load_landscapes(const std::string& path, const AlgorithmT
       auto key = std::make_pair(ompi_id(*coll), comm_size);
       auto space = spaces.find(key);
       if (space == spaces.end())
-        space = spaces.emplace(key, SearchSpace(*coll, comm_size, table,
-                                                std::vector<TuningConfig>{})).first;
+        space =
+            spaces.emplace(key, SearchSpace(*coll, comm_size, table, std::vector<TuningConfig>{}))
+                .first;
       Landscape& l = groups[key];
       l.collective = *coll;
       l.comm_size = comm_size;

@@ -1,11 +1,10 @@
 // colltune-bench-optimizer: scores search strategies on recorded landscapes without running MPI.
 // Prints one JSON object per line per (landscape group, seed); see bench/README.md.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <iostream>
-#include <stdexcept>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "bench/optimizer/landscape.h"
 #include "bench/optimizer/simulation.h"
@@ -53,7 +52,8 @@ void timing_curve(const Landscape& l, const colltune::AlgorithmTable& table,
     auto time_batch = [&](std::vector<TuningConfig>* out) {
       auto t0 = std::chrono::steady_clock::now();
       *out = s->suggest(batch);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+          .count();
     };
     std::vector<TuningConfig> got;
     double first = time_batch(&got);
@@ -81,9 +81,12 @@ int main(int argc, char** argv) {
   std::string settings_text = "{}";
   bool curve = false, holdout = false;
   std::vector<int> curve_counts = {10, 20, 30, 40, 60, 80, 100, 120};
-  app.add_option("--landscape", landscape_path, "landscape CSV")->required()->check(CLI::ExistingFile);
+  app.add_option("--landscape", landscape_path, "landscape CSV")
+      ->required()
+      ->check(CLI::ExistingFile);
   app.add_option("--strategy", o.strategy, "bo, bo-per-size, random, exhaustive");
-  app.add_option("--seeds", seeds, "number of seeds (runs per landscape group)")->check(CLI::Range(1, 100000));
+  app.add_option("--seeds", seeds, "number of seeds (runs per landscape group)")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--seed-base", seed_base, "first seed");
   app.add_option("--budget", o.budget, "maximum search evaluations (0 = strategy default)");
   app.add_option("--budget-seconds", o.budget_seconds, "maximum benchmark seconds (0 = none)");

@@ -1,11 +1,10 @@
 #include "bench/optimizer/simulation.h"
 
-#include <map>
-#include <set>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "bench/optimizer/final_pick.h"
 #include "optimizer/bayes_strategy.h"
@@ -101,7 +100,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   if (options.finalists > 0 && options.final_repeats > 0) {
     // As the campaign engine does: the finalists and the default, side by side, in one job.
     std::set<TuningConfig> finalists;
-    for (const auto& c : strategy->finalists(options.finalists)) finalists.insert(space.canonical(c));
+    for (const auto& c : strategy->finalists(options.finalists))
+      finalists.insert(space.canonical(c));
     if (space.contains(TuningConfig{})) finalists.insert(TuningConfig{});
     ++r.jobs;
     for (int rep = 0; rep < options.final_repeats; ++rep)
@@ -143,7 +143,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     r.regret_max = *std::max_element(finite.begin(), finite.end());
   }
   r.decision_ms = median_of(decision_ms);
-  r.decision_ms_max = decision_ms.empty() ? 0 : *std::max_element(decision_ms.begin(), decision_ms.end());
+  r.decision_ms_max =
+      decision_ms.empty() ? 0 : *std::max_element(decision_ms.begin(), decision_ms.end());
   return r;
 }
 
@@ -151,8 +152,10 @@ nlohmann::json to_json(const Landscape& landscape, const SimulationOptions& opti
                        const SimulationResult& r) {
   nlohmann::json choices = nlohmann::json::array();
   for (const auto& c : r.choices)
-    choices.push_back({{"msg_size", c.msg_size}, {"algorithm", c.config.algorithm},
-                       {"segsize", c.config.segsize}, {"fanout", c.config.fanout}});
+    choices.push_back({{"msg_size", c.msg_size},
+                       {"algorithm", c.config.algorithm},
+                       {"segsize", c.config.segsize},
+                       {"fanout", c.config.fanout}});
   nlohmann::json to_target = nullptr;
   if (r.runs_to_target) to_target = *r.runs_to_target;
   return {{"strategy", options.strategy},

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/optimizer/landscape.h"
 #include "optimizer/strategy.h"
@@ -18,11 +17,11 @@ namespace colltune::bench {
 struct SimulationOptions {
   std::string strategy;
   std::uint64_t seed = 1;
-  int budget = 0;           // evaluations for the search (0 = strategy default)
+  int budget = 0;  // evaluations for the search (0 = strategy default)
   double budget_seconds = 0;
-  int batch = 4;            // suggestions per job
-  int finalists = 2;        // per size, re-measured after the search (0 = none)
-  int final_repeats = 3;    // runs per finalist (and of the default, always re-measured)
+  int batch = 4;          // suggestions per job
+  int finalists = 2;      // per size, re-measured after the search (0 = none)
+  int final_repeats = 3;  // runs per finalist (and of the default, always re-measured)
   // "engine": pick per size from the final runs only, as the campaign engine does;
   // "strategy": the strategy's recommend() over everything it observed.
   std::string final_pick = "engine";

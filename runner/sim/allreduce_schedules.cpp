@@ -6,7 +6,7 @@
 
 #include "runner/sim/algorithms.h"
 #include "runner/sim/collective_schedules.h"
-#include "runner/sim/fixed_decision.h"
+#include "core/fixed_decision.h"
 
 namespace colltune::sim::algo {
 
@@ -29,8 +29,8 @@ void allreduce_nonoverlapping(Context& c, std::int64_t count) {
   // decision when only allreduce is forced.
   c.trace("allreduce_intra_nonoverlapping");
   const std::int64_t bytes = count * c.type_size;
-  reduce_by_id(c, fixed_reduce_algorithm(c.comm_size, bytes), count, 0, 0);
-  bcast_by_id(c, fixed_bcast_algorithm(c.comm_size, bytes), count, 0, 0);
+  reduce_by_id(c, *fixed_decision_4_1(Collective::reduce, c.comm_size, bytes), count, 0, 0);
+  bcast_by_id(c, *fixed_decision_4_1(Collective::bcast, c.comm_size, bytes), count, 0, 0);
 }
 
 void allreduce_recursive_doubling(Context& c, std::int64_t count) {

@@ -1,7 +1,7 @@
 #include "runner/sim/collective_schedules.h"
 
 #include "runner/sim/algorithms.h"
-#include "runner/sim/fixed_decision.h"
+#include "core/fixed_decision.h"
 
 namespace colltune::sim {
 
@@ -45,7 +45,7 @@ Schedule build_schedule(const CallSpec& spec) {
   int fanout = spec.config.fanout > 0 ? spec.config.fanout : spec.forced_chain_fanout;
   if (id == 0) {
     // The fixed decision: unsegmented, fan-out 0 (a chain then becomes a single pipeline).
-    id = *fixed_decision(spec.collective, spec.comm_size, count * type_size);
+    id = *fixed_decision_4_1(spec.collective, spec.comm_size, count * type_size);
     segsize = 0;
     fanout = 0;
     c.trace(std::string(name(spec.collective)) + "_intra_dec_fixed alg=" + std::to_string(id));

@@ -1,8 +1,8 @@
 #include "optimizer/expected_improvement.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace colltune {
 namespace {

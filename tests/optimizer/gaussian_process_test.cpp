@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "optimizer/dense_gp.h"
 #include "optimizer/kronecker_gp.h"
@@ -116,8 +116,8 @@ TEST(KroneckerGp, EqualsTheDenseGpOnTheFullKroneckerCovariance) {
   EXPECT_NEAR(kron.log_likelihood(), dense.log_marginal_likelihood() + replicate, 1e-9);
 
   // Posterior at new configurations, every size.
-  std::vector<EncodedConfig> test = {{0, 0.2, 0.9, 0.0}, {2, 0.8, 0.1, 12.0}, {3, 0.5, 0.5, 0.0},
-                                     d.configs[1]};
+  std::vector<EncodedConfig> test = {
+      {0, 0.2, 0.9, 0.0}, {2, 0.8, 0.1, 12.0}, {3, 0.5, 0.5, 0.0}, d.configs[1]};
   Eigen::MatrixXd mean, var;
   kron.predict(test, &mean, &var);
   Eigen::MatrixXd test_mean = f.theta[kSegmentSlope] *

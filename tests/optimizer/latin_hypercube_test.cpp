@@ -1,9 +1,9 @@
 #include "optimizer/latin_hypercube.h"
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "optimizer/config_encoding.h"
 
@@ -99,8 +99,9 @@ TEST(LatinHypercube, DefaultSizeIsOnePerAlgorithmPlusKnobs) {
   SearchSpaceOptions algorithms_only;
   algorithms_only.segment_sizes = {0};
   algorithms_only.fanouts = {4};
-  EXPECT_EQ(default_initial_design_size(SearchSpace(Collective::bcast, 16, table(), algorithms_only)),
-            10);
+  EXPECT_EQ(
+      default_initial_design_size(SearchSpace(Collective::bcast, 16, table(), algorithms_only)),
+      10);
 }
 
 }  // namespace

@@ -65,12 +65,13 @@ TEST(SearchSpace414, CommutativeOnlyDropsOrderUnsafeAlgorithms) {
   SearchSpaceOptions o;
   o.commutative_ops_only = true;
   SearchSpace reduce(Collective::reduce, 16, table(), o);
-  for (const auto& p : reduce.points()) EXPECT_TRUE(p.algorithm == 0 || p.algorithm == 1 || p.algorithm == 6);
+  for (const auto& p : reduce.points())
+    EXPECT_TRUE(p.algorithm == 0 || p.algorithm == 1 || p.algorithm == 6);
 }
 
 TEST(SearchSpace414, ExplicitPointsAreCanonicalAndDeduplicated) {
-  std::vector<TuningConfig> points = {{0, 0, 0}, {2, 0, 4}, {3, 0, 0}, {6, 0, 5}, {6, 0, 0},
-                                      {6, 0, 0}, {9, 0, 0}};
+  std::vector<TuningConfig> points = {{0, 0, 0}, {2, 0, 4}, {3, 0, 0}, {6, 0, 5},
+                                      {6, 0, 0}, {6, 0, 0}, {9, 0, 0}};
   SearchSpace at2(Collective::bcast, 2, table(), points);
   // At 2 ranks chain(4) == chain(1) == pipeline; binomial fan-out ignored.
   EXPECT_EQ(at2.size(), 4u);

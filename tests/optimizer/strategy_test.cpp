@@ -1,13 +1,14 @@
+#include "optimizer/strategy.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include <gtest/gtest.h>
-
 #include "core/rng.h"
 #include "optimizer/bayes_strategy.h"
-#include "optimizer/strategy.h"
 
 namespace colltune {
 namespace {
@@ -31,7 +32,8 @@ double truth(const TuningConfig& c, std::int64_t size) {
   if (c.segsize > 0) {
     double segments = std::max(1.0, static_cast<double>(size) / c.segsize);
     factor *= 1.0 + 0.02 * segments * (size >= 65536 ? 0.2 : 1.0);
-    if (c.algorithm == 2 && size >= 65536) factor *= 1.0 + 0.1 * std::abs(std::log2(c.segsize) - 16);
+    if (c.algorithm == 2 && size >= 65536)
+      factor *= 1.0 + 0.1 * std::abs(std::log2(c.segsize) - 16);
   }
   return base * factor;
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/collective.h"
@@ -219,6 +220,26 @@ TEST(OsuArguments, ReductionsUseFloatOnOmb7) {
   OsuOptions gather;
   gather.collective = Collective::gather;
   EXPECT_EQ(osu_arguments(gather, 7).back(), "-f");
+}
+
+TEST(OsuArguments, Omb7ReductionsStartAtTheRowsOmb5Prints) {
+  // Real OMB 7.2 `osu_allreduce -m 6:100 -T mpi_float` prints rows 6 12 24 48 96, the first one
+  // reducing a single float (4 bytes); OMB 5.4.1 `-m 6:100` prints 4 8 16 32 64. Starting OMB 7
+  // at the multiple of 4 OMB 5 uses gives identical rows.
+  OsuOptions options;
+  options.collective = Collective::allreduce;
+  options.full = false;
+  options.max_size = 100;
+  for (auto [asked, sent] : {std::pair<std::int64_t, std::string>{6, "4:100"},
+                             {1, "4:100"}, {3, "4:100"}, {4, "4:100"}, {13, "12:100"},
+                             {12, "12:100"}}) {
+    options.min_size = asked;
+    EXPECT_EQ(osu_arguments(options, 7)[1], sent) << asked;
+    EXPECT_EQ(osu_arguments(options, 5)[1], std::to_string(asked) + ":100") << asked;
+  }
+  options.collective = Collective::bcast;  // bytes are bytes: unchanged
+  options.min_size = 6;
+  EXPECT_EQ(osu_arguments(options, 7)[1], "6:100");
 }
 
 TEST(OsuArguments, RejectsImpossibleOptions) {

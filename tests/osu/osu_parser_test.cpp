@@ -179,6 +179,23 @@ TEST(OsuParser, MemoryLimitWarningsDoNotBreakParsing) {
   EXPECT_DOUBLE_EQ(result.output.rows[1].avg_us, 3.01);
 }
 
+TEST(OsuParser, OneGluedMemoryNotePerRankIsSkipped) {
+  // Every rank runs OSU's option parsing, so `-M` below 1 MiB makes each of the P ranks print
+  // this note without a newline: P copies on one line of a merged stream. Captured from real
+  // OMB 5.4.1 osu_bcast with 6 ranks (-M 1000); earlier only 4 copies were stripped.
+  std::string notes;
+  for (int rank = 0; rank < 6; ++rank)
+    notes += "Requested memory limit too low, using [1048576] instead.";
+  auto result = parse_osu_output(notes + std::string(kBcastHead) + "1                       3.16\n");
+  ASSERT_TRUE(result.ok()) << result.error->message;
+  ASSERT_EQ(result.output.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(result.output.rows[0].avg_us, 3.16);
+  // Glued onto a data line too (notes flushed while rank 0 prints the table).
+  result = parse_osu_output(std::string(kBcastHead) + notes + "1                       3.16\n");
+  ASSERT_TRUE(result.ok()) << result.error->message;
+  EXPECT_EQ(result.output.rows.size(), 1u);
+}
+
 TEST(OsuParser, BenignOpenMpiHelpBlockInMergedOutputIsSkipped) {
   auto result = parse_osu_output(
       "--------------------------------------------------------------------------\n"

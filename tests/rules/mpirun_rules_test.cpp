@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "process_runner.h"
-#include "rules/fixed_decision.h"
+#include "core/fixed_decision.h"
 #include "rules/rules_builder.h"
 #include "rules/rules_validate.h"
 #include "rules/rules_writer.h"

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "core/algorithm_table.h"
-#include "rules/fixed_decision.h"
+#include "core/fixed_decision.h"
 #include "rules/trace.h"
 #include "rules/verify.h"
 

@@ -68,6 +68,7 @@ struct Outcome {
   std::vector<json> results;  // per context: picks
   std::string rules;
   std::size_t rules_versions = 0;
+  int resumed_jobs = 0;  // jobs started again with some runs already recorded (a mid-job kill)
 };
 
 Outcome read_outcome(const std::string& db, std::int64_t id) {
@@ -86,6 +87,8 @@ Outcome read_outcome(const std::string& db, std::int64_t id) {
   }
   o.measurements = store.count_measurements(id);
   for (const auto& ctx : store.contexts(id)) o.results.push_back(ctx.result);
+  for (const auto& e : store.events_after(0, 1000000))
+    if (e.type == "job_started" && e.payload.value("already_recorded", 0) > 0) ++o.resumed_jobs;
   const auto versions = store.rules_versions(id);
   o.rules_versions = versions.size();
   if (!versions.empty()) o.rules = versions.front().content;
@@ -163,9 +166,11 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
   EXPECT_EQ(killed.results, reference.results) << "final choices differ";
   EXPECT_EQ(killed.rules, reference.rules);
   EXPECT_FALSE(killed.rules.empty());
-  std::printf("[ figures  ] %zu jobs, %zu runs, %lld measurements, %zu rules versions (reference %zu)\n",
+  std::printf("[ figures  ] %zu jobs, %zu runs, %lld measurements, %zu rules versions (reference %zu), "
+              "%d jobs resumed mid-way\n",
               killed.jobs.size(), killed.run_count, static_cast<long long>(killed.measurements),
-              killed.rules_versions, reference.rules_versions);
+              killed.rules_versions, reference.rules_versions, killed.resumed_jobs);
+  EXPECT_EQ(reference.resumed_jobs, 0);
   // Every job was completed, none is left running or cancelled.
   for (const auto& [tag, purpose, state, request] : killed.jobs) EXPECT_EQ(state, "done") << tag;
 }

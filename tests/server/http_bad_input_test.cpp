@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <sys/time.h>
+
+#include <regex>
 
 #include "tests/server/daemon_test_support.h"
 
@@ -139,34 +142,43 @@ std::string raw_exchange(int port, const std::string& bytes) {
     return "";
   }
   ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  // One answer: its headers, then Content-Length bytes (the connection may stay open).
   std::string answer;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) {
+    answer.append(buf, static_cast<std::size_t>(n));
+    const auto end = answer.find("\r\n\r\n");
+    if (end == std::string::npos) continue;
+    std::smatch m;
+    const std::string head = answer.substr(0, end);
+    const std::regex length("Content-Length: ([0-9]+)", std::regex::icase);
+    const std::size_t body = std::regex_search(head, m, length) ? std::stoul(m[1]) : 0;
+    if (answer.size() >= end + 4 + body) break;
+  }
   ::close(fd);
   return answer;
 }
 
 TEST_F(HttpBadInput, HugeBodiesAreRefused) {
-  // Announced size above the limit: refused before a byte of the body is read.
+  // A body above the limit: discarded unparsed (httplib reads past it to keep the connection
+  // in sync) and refused.
   const std::string answer = raw_exchange(
       daemon_.daemon().port(),
       std::string("POST /api/v1/campaigns HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ") + kAdminToken +
-          "\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\nConnection: close\r\n\r\n");
+          "\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\nConnection: close\r\n\r\n" +
+          std::string(2097152, '{'));
   EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer;
   const auto body = json::parse(answer.substr(answer.find("\r\n\r\n") + 4));
   EXPECT_EQ(body["error"]["code"], "payload_too_large");
   EXPECT_NE(body["error"]["message"].get<std::string>().find("larger than 1048576"), std::string::npos);
 
-  // A body that really is that large, and a chunked one without Content-Length: refused too
-  // (the client may see the connection closed while still sending).
-  std::string huge = "{\"name\": \"" + std::string(2 << 20, 'a') + "\"}";
-  auto res = post("/api/v1/campaigns", huge);
-  if (res) {
-    EXPECT_EQ(res->status, 413);
-  }
+  // A chunked body without Content-Length: refused once past the limit (httplib answers 400
+  // here; the client may also see the connection closed while still sending).
   auto client = daemon_.client();
   std::size_t sent = 0;
-  res = client.Post(
+  auto res = client.Post(
       "/api/v1/campaigns",
       [&](std::size_t, httplib::DataSink& sink) {
         const std::string chunk(64 << 10, 'b');
@@ -179,7 +191,7 @@ TEST_F(HttpBadInput, HugeBodiesAreRefused) {
       },
       "application/json");
   if (res) {
-    EXPECT_EQ(res->status, 413);
+    EXPECT_TRUE(res->status == 413 || res->status == 400) << res->status;
   }
 }
 
@@ -279,7 +291,7 @@ TEST_F(HttpBadInput, GarbageOnTheSocketGetsA400) {
     EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
   }
   const std::string long_uri = raw_exchange(
-      daemon_.daemon().port(), "GET /api/v1/campaigns?x=" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+      daemon_.daemon().port(), "GET /api/v1/campaigns?x=" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   if (!long_uri.empty()) {
     EXPECT_EQ(long_uri.rfind("HTTP/1.1 414", 0), 0u) << long_uri.substr(0, 200);
   }

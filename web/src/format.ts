@@ -58,3 +58,11 @@ export function configLabel(c: { algorithm: number; segsize: number; fanout: num
   if (c.fanout > 0) out += `, fan-out ${c.fanout}`;
   return out;
 }
+
+// "4:1048576" -> "4 B – 1 MiB" (the spec's sizes range).
+export function sizeRange(text: string): string {
+  const [lo, hi] = text.split(':').map(Number);
+  if (!Number.isFinite(lo)) return text;
+  if (hi === undefined || !Number.isFinite(hi) || hi === lo) return bytes(lo);
+  return `${bytes(lo)} – ${bytes(hi)}`;
+}

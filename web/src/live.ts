@@ -78,7 +78,15 @@ export function ingest(event: DaemonEvent): void {
         });
         failures.set(campaign, list.slice(0, MAX_FAILURES));
       }
-    } else if (event.type === 'job_done' || event.type === 'campaign_state') {
+    } else if (event.type === 'job_started') {
+      liveRuns.set(campaign, {
+        job_id: Number(p.job_id),
+        purpose: String(p.purpose ?? ''),
+        done: Number(p.already_recorded ?? 0),
+        total: Number(p.runs ?? 0),
+        at: event.time,
+      });
+    } else if (event.type === 'job_done' || event.type === 'context_done' || event.type === 'campaign_state') {
       liveRuns.delete(campaign);
     }
   }

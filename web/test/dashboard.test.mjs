@@ -18,7 +18,7 @@ const docsDir = path.resolve(import.meta.dirname, '../docs');
 
 // The sim backend runs no MPI; `pace` makes each run take (pace x its simulated benchmark time)
 // of real time, so progress is visible for a few seconds.
-const BACKENDS = { sim: { max_concurrent_jobs: 2, pace: 0.5, seed: 7 } };
+const BACKENDS = { sim: { max_concurrent_jobs: 2, pace: 0.03, seed: 7 } };
 
 // A campaign's spec as the form below fills it in.
 const FORM_CAMPAIGN = {
@@ -92,12 +92,16 @@ async function inkedPixels(locator) {
   });
 }
 
-async function screenshot(page, name) {
+// The whole page into the artifacts; with WEB_UPDATE_DOCS=1 also its top `docsHeight` pixels
+// into web/docs/ (kept small for the README).
+async function screenshot(page, name, docsHeight) {
   const file = path.join(artifacts, name);
   await page.screenshot({ path: file, fullPage: true });
   if (process.env.WEB_UPDATE_DOCS === '1') {
     fs.mkdirSync(docsDir, { recursive: true });
-    fs.copyFileSync(file, path.join(docsDir, name));
+    const width = page.viewportSize().width;
+    const height = Math.min(docsHeight, await page.evaluate(() => document.documentElement.scrollHeight));
+    await page.screenshot({ path: path.join(docsDir, name), fullPage: true, clip: { x: 0, y: 0, width, height } });
   }
   return file;
 }
@@ -105,9 +109,11 @@ async function screenshot(page, name) {
 describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
   let admin; // the admin's page, open across the tests
   let formCampaign; // id
+  let exhaustive; // id
 
   before(async () => {
     assert.ok(binary, 'COLLTUNE_BIN must name the colltune binary');
+    fs.mkdirSync(artifacts, { recursive: true });
     assert.ok(fs.existsSync(path.join(webRoot, 'index.html')), `${webRoot} has no index.html: run web/build.sh`);
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'colltune-web-test-'));
     daemon = new Daemon({ binary, workDir, webRoot, backends: BACKENDS });
@@ -127,7 +133,7 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     assert.equal(index.status, 200);
     assert.match(index.headers.get('content-type'), /text\/html/);
     const html = await index.text();
-    const script = /<script type="module" crossorigin src="\.\/(assets\/[^"]+\.js)"/.exec(html);
+    const script = /<script type="module" src="\.\/(assets\/[^"]+\.js)"/.exec(html);
     assert.ok(script, 'index.html loads a bundled script');
     assert.doesNotMatch(html, /https?:\/\//, 'nothing is loaded from another origin');
     const js = await fetch(`${daemon.url}/${script[1]}`);
@@ -150,7 +156,24 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     assert.equal(await admin.evaluate(() => sessionStorage.getItem('colltune.token')), ADMIN_TOKEN);
   });
 
-  it('creates a campaign from the form; it appears and progresses live without a reload', async () => {
+  it('shows a campaign created through the API without a reload', async () => {
+    await admin.evaluate(() => (window.__sameDocument = true));
+    // Exhaustive over the same contexts: its optimum becomes the reference line of the next
+    // campaign's convergence charts. It runs while the next tests go on.
+    const created = await daemon.api('/api/v1/campaigns', {
+      method: 'POST',
+      // Fewer OSU iterations: the same latencies in a tenth of the (paced) time.
+      body: { ...FORM_CAMPAIGN, name: 'exhaustive reference', strategy: 'exhaustive', budget: 0, batch_size: 64, iterations: 10, warmup: 1 },
+    });
+    assert.equal(created.status, 201, created.text);
+    exhaustive = created.json.id;
+    const row = admin.locator(`[data-testid=campaign-row-${exhaustive}]`);
+    await row.waitFor({ timeout: 10_000 });
+    assert.equal(await row.locator('[data-field=name]').innerText(), 'exhaustive reference');
+    assert.equal(await admin.evaluate(() => window.__sameDocument), true, 'no page reload happened');
+  });
+
+  it('creates a campaign from the form; it appears and progresses live without a reload', async (t) => {
     await admin.evaluate(() => (window.__sameDocument = true));
     await admin.locator('[data-testid=create-details] summary').click();
     await admin.locator('#new-name').fill(FORM_CAMPAIGN.name);
@@ -161,6 +184,11 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     await admin.locator('#new-budget').fill('20');
     await admin.locator('#new-batch').fill('4');
     await admin.locator('#new-seed').fill('3');
+    // The API's refusal reaches the user.
+    await admin.locator('#new-sizes').fill('lots');
+    await admin.locator('[data-testid=create-submit]').click();
+    await admin.locator('.create-form .form-status.error').filter({ hasText: /invalid campaign spec: sizes/ }).waitFor();
+    await admin.locator('#new-sizes').fill('4:1M');
     const posted = JSON.parse(await admin.locator('#new-json').inputValue());
     assert.deepEqual(posted, FORM_CAMPAIGN, 'the form builds the spec the API takes');
     await admin.locator('[data-testid=create-submit]').click();
@@ -180,23 +208,14 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
       if (done !== null) seen.add(Number(done));
       return (await row.locator('[data-field=state] .badge').getAttribute('data-state')) === 'done';
     }, 120_000, 100);
+    t.diagnostic(`jobs done as shown while running: ${[...seen].join(', ')}`);
     assert.ok(seen.size >= 3, `progress moved live (saw jobs done ${[...seen].join(', ')})`);
     assert.equal(await admin.evaluate(() => window.__sameDocument), true, 'no page reload happened');
   });
 
   it('shows on the campaigns page the numbers the API reports', async () => {
-    // A second campaign, exhaustive, through the API: it appears by itself, and its optimum is
-    // the reference line of the first campaign's convergence charts.
-    const created = await daemon.api('/api/v1/campaigns', {
-      method: 'POST',
-      body: { ...FORM_CAMPAIGN, name: 'exhaustive reference', strategy: 'exhaustive', budget: 0, batch_size: 64 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const exhaustive = created.json.id;
-    const row = admin.locator(`[data-testid=campaign-row-${exhaustive}]`);
-    await row.waitFor();
     await waitFor('the exhaustive campaign to finish', async () => (await daemon.api(`/api/v1/campaigns/${exhaustive}`)).json.state === 'done', 180_000, 500);
-    await row.locator('[data-field=state] [data-state=done]').waitFor();
+    await admin.locator(`[data-testid=campaign-row-${exhaustive}] [data-field=state] [data-state=done]`).waitFor();
 
     for (const id of [formCampaign, exhaustive]) {
       const r = admin.locator(`[data-testid=campaign-row-${id}]`);
@@ -209,7 +228,7 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
       assert.ok(best > 0, 'the report has speed-ups');
       await waitFor(`row ${id} to show the final speed-up`, async () => (await r.locator('[data-field=best-speedup]').innerText()) === `${best.toFixed(2)}×`, 10_000);
     }
-    await screenshot(admin, 'campaigns.png');
+    await screenshot(admin, 'campaigns.png', 900);
   });
 
   it('shows on the campaign page charts with data and the numbers the API reports', async () => {
@@ -258,14 +277,14 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     assert.equal(await root.locator('[data-testid=rules-preview]').textContent(), rules.content);
     assert.equal(await root.locator('[data-field=validation]').getAttribute('data-ok'), String(rules.validation.deployable));
     assert.equal(await root.locator('[data-field=runs]').innerText(), String((await daemon.api(`/api/v1/campaigns/${id}`)).json.progress.runs));
-    await screenshot(admin, 'campaign.png');
+    await screenshot(admin, 'campaign.png', 1450);
   });
 
   it('gives a viewer no mutating controls, and the API refuses them', async () => {
     const viewer = await browser.context.newPage();
     watch(viewer, 'viewer');
     // A running campaign, so that pause and cancel would apply.
-    const created = await daemon.api('/api/v1/campaigns', { method: 'POST', body: { ...FORM_CAMPAIGN, name: 'long one', budget: 200 } });
+    const created = await daemon.api('/api/v1/campaigns', { method: 'POST', body: { ...FORM_CAMPAIGN, name: 'long one', strategy: 'random', budget: 100, repeats: 10 } });
     assert.equal(created.status, 201);
     const id = created.json.id;
     await signIn(viewer, VIEWER_TOKEN, 'viewer');

@@ -37,4 +37,4 @@ export WEB_ARTIFACTS="$(cd "$artifacts" && pwd)"
 export WEB_DIST="$web/dist"
 export CHROMIUM="$chromium"
 cd "$web"
-exec node --test --test-concurrency=1 --test-reporter=spec test/dashboard.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec test/units.test.mjs test/dashboard.test.mjs

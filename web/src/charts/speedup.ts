@@ -52,7 +52,13 @@ export function speedupCharts(results: ReportResult[]): Frame[] {
           bands,
           scales: { x: { time: false, distr: 3, log: 2 } },
           axes: [
-            { label: 'message size', size: 40, values: (_u, ticks) => ticks.map((t) => fmt.bytesShort(t)) },
+            {
+              label: 'message size',
+              size: 40,
+              // Log-scale ticks may be null (filtered); with many sizes, label every other power of 2.
+              values: (_u, ticks) =>
+                ticks.map((t) => (t === null || (ticks.length > 10 && Math.round(Math.log2(t)) % 2 !== 0) ? '' : fmt.bytesShort(t))),
+            },
             { label: 'speed-up (×)', size: 56, values: (_u, ticks) => ticks.map((t) => `${+t.toFixed(2)}`) },
           ],
           legend: { live: true },

@@ -106,7 +106,7 @@ export function campaignPage(id: number): Page {
         fact('Campaign', `#${c.id}`),
         fact('Backend', c.backend, 'backend'),
         fact('Strategy', `${spec.strategy ?? ''}${spec.budget ? `, budget ${spec.budget}` : ''}`),
-        fact('Message sizes', spec.sizes),
+        fact('Message sizes', fmt.sizeRange(spec.sizes)),
         fact('Contexts', spec.contexts.map((x) => `${x.collective} P=${x.comm_size}`).join(', ')),
         fact('Contexts done', `${c.progress?.contexts_done ?? 0} / ${c.progress?.contexts ?? spec.contexts.length}`, 'contexts-done'),
         fact('Runs', String(c.progress?.runs ?? 0), 'runs'),

@@ -59,7 +59,9 @@ export function campaignsPage(): Page {
 
   const render = () => {
     if (disposed) return;
-    countLine.textContent = loaded ? `${total} campaign${total === 1 ? '' : 's'}` : 'Loading…';
+    countLine.textContent = loaded
+      ? `${total} campaign${total === 1 ? '' : 's'}${order.length < total ? ` (newest ${order.length} shown)` : ''}`
+      : 'Loading…';
     if (loaded && order.length === 0) {
       replaceContent(tableBox, h('p', { class: 'empty' }, 'No campaigns yet.'));
       return;

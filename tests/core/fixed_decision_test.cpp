@@ -2,10 +2,19 @@
 // machine's Open MPI 4.1.4 (§B.2).
 #include <gtest/gtest.h>
 
-#include "runner/sim/fixed_decision.h"
+#include "core/fixed_decision.h"
 
-namespace colltune::sim {
+namespace colltune {
 namespace {
+
+int fixed_bcast_algorithm(int p, std::int64_t m) { return *fixed_decision_4_1(Collective::bcast, p, m); }
+int fixed_gather_algorithm(int p, std::int64_t m) { return *fixed_decision_4_1(Collective::gather, p, m); }
+int fixed_reduce_algorithm(int p, std::int64_t m, bool commutative = true) {
+  return *fixed_decision_4_1(Collective::reduce, p, m, commutative);
+}
+int fixed_allreduce_algorithm(int p, std::int64_t m, bool commutative = true) {
+  return *fixed_decision_4_1(Collective::allreduce, p, m, commutative);
+}
 
 TEST(FixedDecision, BcastAtFourRanksMatchesTheTracer) {
   // §B.2: <64 B bintree, 64-127 binomial, 128-2047 bintree, 2048-8191 binomial,
@@ -70,11 +79,12 @@ TEST(FixedDecision, NonCommutativeTables) {
   EXPECT_EQ(fixed_reduce_algorithm(10, 10000, false), 6);
 }
 
-TEST(FixedDecision, OsuSizesOfReductionsAreWholeFloats) {
-  EXPECT_EQ(fixed_decision(Collective::allreduce, 16, 66), fixed_allreduce_algorithm(16, 64));
-  EXPECT_EQ(fixed_decision(Collective::gather, 4, 100), 2);
-  EXPECT_FALSE(fixed_decision(Collective::barrier, 4, 0).has_value());
+TEST(FixedDecision, OtherCollectivesAndUntranscribedOnes) {
+  EXPECT_EQ(fixed_decision_4_1(Collective::gather, 4, 100), 2);
+  EXPECT_EQ(fixed_decision_4_1(Collective::barrier, 4, 0), 1);  // P < 8: linear
+  EXPECT_EQ(fixed_decision_4_1(Collective::barrier, 2, 0), 3);  // P < 4: recursive doubling
+  EXPECT_FALSE(fixed_decision_4_1(Collective::reduce_scatter_block, 4, 64).has_value());
 }
 
 }  // namespace
-}  // namespace colltune::sim
+}  // namespace colltune

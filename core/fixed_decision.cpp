@@ -1,4 +1,4 @@
-#include "rules/fixed_decision.h"
+#include "core/fixed_decision.h"
 
 #include <initializer_list>
 #include <limits>

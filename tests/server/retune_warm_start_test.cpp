@@ -1,0 +1,133 @@
+// Warm start on the simulated backend: after a small change of the cluster (the network a bit
+// slower), a re-tuning campaign that starts from the first campaign's results reaches the
+// regret of a cold campaign on the changed cluster for at most half of its benchmark cost.
+//
+// Regret is measured on the noise-free model of the changed cluster: per (context, size), the
+// latency of the pick over the best latency of the whole search space, minus 1; averaged.
+// Cost is the campaign's benchmark seconds (virtual clock: what the runs would have taken).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include "core/algorithm_table.h"
+#include "optimizer/search_space.h"
+#include "runner/sim_backend.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Outcome {
+  std::int64_t campaign_id = 0;
+  double regret = 0;   // mean over (context, size)
+  double seconds = 0;  // benchmark seconds (search + final)
+  std::int64_t runs = 0;
+};
+
+sim::ClusterProfile perturbed(sim::ClusterProfile p, double bandwidth_scale, double latency_scale) {
+  json j = p.to_json();
+  for (auto& piece : j["inter_node"]["pieces"]) {
+    piece["bandwidth_gbps"] = piece["bandwidth_gbps"].get<double>() * bandwidth_scale;
+    piece["latency_us"] = piece["latency_us"].get<double>() * latency_scale;
+  }
+  j["name"] = p.name + "-perturbed";
+  return sim::ClusterProfile::from_json(j);
+}
+
+double regret_of(Store& store, std::int64_t campaign_id, const sim::SimModel& truth,
+                 const AlgorithmTable& table) {
+  double sum = 0;
+  int cells = 0;
+  for (const auto& ctx : store.contexts(campaign_id)) {
+    SearchSpace space(ctx.collective, ctx.comm_size, table);
+    for (const auto& pick : ctx.result.at("picks")) {
+      const auto size = pick.at("msg_size").get<std::int64_t>();
+      double best = std::numeric_limits<double>::infinity();
+      for (const auto& p : space.points())
+        best = std::min(best, truth.latency_us(ctx.collective, ctx.comm_size, p, size));
+      const double chosen =
+          truth.latency_us(ctx.collective, ctx.comm_size, pick.at("best").get<TuningConfig>(), size);
+      sum += chosen / best - 1.0;
+      ++cells;
+    }
+  }
+  return cells ? sum / cells : std::nan("");
+}
+
+Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint64_t seed,
+                     std::int64_t warm_from) {
+  SimBackendOptions options;
+  options.seed = seed;
+  SimBackend backend(profile, options);
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  CampaignSpec spec = parse_campaign_spec({{"name", warm_from ? "warm" : "cold"},
+                                           {"backend", "sim"},
+                                           {"contexts", {{{"collective", "bcast"}, {"comm_size", 96}},
+                                                         {{"collective", "allreduce"}, {"comm_size", 96}}}},
+                                           {"sizes", "64:1M"},
+                                           {"strategy", "bo"},
+                                           {"batch_size", 4},
+                                           {"seed", seed}});
+  spec.warm_start_from = warm_from;
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  CampaignEngine engine(store, backend, table);
+  CancelFlag cancel;
+  EXPECT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  Outcome o;
+  o.campaign_id = id;
+  o.regret = regret_of(store, id, backend.model(), table);
+  o.seconds = campaign_benchmark_seconds(store, id);
+  o.runs = store.count_runs(id);
+  for (const auto& ctx : store.contexts(id))
+    std::printf("  campaign %lld %s: search %zu final %zu evaluations %d\n", static_cast<long long>(id),
+                std::string(name(ctx.collective)).c_str(), store.runs_of_context(ctx.id, "search").size(),
+                store.runs_of_context(ctx.id, "final").size(), ctx.result.value("evaluations", 0));
+  return o;
+}
+
+TEST(RetuneWarmStart, SameRegretForAtMostHalfTheCostAfterASmallChange) {
+  const fs::path db = fs::temp_directory_path() / ("retune-warm-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  Store store(db.string());
+  const auto base = sim::load_profile("pise");
+  const auto changed = perturbed(base, 0.8, 1.2);  // network 20 % slower, latency 20 % higher
+
+  double cold_regret = 0, warm_regret = 0, cold_seconds = 0, warm_seconds = 0;
+  std::int64_t cold_runs = 0, warm_runs = 0;
+  const std::vector<std::uint64_t> seeds = {1};
+  for (std::uint64_t seed : seeds) {
+    const Outcome first = run_campaign(store, base, seed, 0);
+    const Outcome cold = run_campaign(store, changed, seed + 100, 0);
+    const Outcome warm = run_campaign(store, changed, seed + 100, first.campaign_id);
+    std::printf("seed %llu: first %.4f regret %.1f s %lld runs | cold %.4f %.1f s %lld | warm %.4f %.1f s %lld\n",
+                static_cast<unsigned long long>(seed), first.regret, first.seconds,
+                static_cast<long long>(first.runs), cold.regret, cold.seconds,
+                static_cast<long long>(cold.runs), warm.regret, warm.seconds,
+                static_cast<long long>(warm.runs));
+    cold_regret += cold.regret / seeds.size();
+    warm_regret += warm.regret / seeds.size();
+    cold_seconds += cold.seconds / seeds.size();
+    warm_seconds += warm.seconds / seeds.size();
+    cold_runs += cold.runs;
+    warm_runs += warm.runs;
+  }
+  std::printf("mean over %zu seeds: cold regret %.4f, %.1f s; warm regret %.4f, %.1f s "
+              "(%.0f %% of cold); runs cold %lld warm %lld\n",
+              seeds.size(), cold_regret, cold_seconds, warm_regret, warm_seconds,
+              100.0 * warm_seconds / cold_seconds, static_cast<long long>(cold_runs),
+              static_cast<long long>(warm_runs));
+  EXPECT_LE(warm_regret, cold_regret + 0.01);
+  EXPECT_LE(warm_seconds, 0.5 * cold_seconds);
+  fs::remove(db);
+}
+
+}  // namespace
+}  // namespace colltune

@@ -1,0 +1,2 @@
+// Style sheets are imported for their side effect; esbuild bundles them into one .css file.
+declare module '*.css';
