@@ -5,12 +5,16 @@ JOBS ?= 2
 CTEST_ARGS ?= --output-on-failure --timeout 900
 COLLTUNE = $(BUILD)/cli/colltune
 
-.PHONY: all deps build demo check check-unit check-slurm check-asan clean
+.PHONY: all deps deps-test build demo check check-unit check-slurm check-asan clean
 
 all: build
 
 deps:
 	@scripts/install-deps build
+
+# What the tests need on top: a Slurm to start, Chromium for the dashboard tests.
+deps-test:
+	@scripts/install-deps build slurm web
 
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -20,25 +24,28 @@ build: deps
 # then write and verify colltune-rules.conf and colltune-report.json.
 demo: build
 	$(COLLTUNE) tune --backend local --collectives bcast,allreduce,reduce,gather --np 4 \
-	  --sizes 4:1M --strategy random --budget 16 --iterations 100 --warmup 10 \
+	  --sizes 4:1M --strategy bo --budget 20 --iterations 100 --warmup 10 \
 	  --db colltune-demo.db --rules-out colltune-rules.conf --report-out colltune-report.json
 
 # Every test: unit and integration tests on the real Open MPI, then the Slurm tests on a
 # single-node dev cluster started and stopped here.
 check: check-unit check-slurm
 
-check-unit: build
+check-unit: build deps-test
 	ctest --test-dir $(BUILD) $(CTEST_ARGS) -LE slurm -j 1
 
-check-slurm: build
+check-slurm: build deps-test
 	@scripts/run-slurm-tests $(BUILD)
 
-# Unit tests under AddressSanitizer and UBSan (integration tests with MPI excluded).
+# Unit tests under AddressSanitizer and UBSan: the test programs that run in-process (no MPI
+# jobs, no child colltune processes), so every report is about our code.
+ASAN_TESTS = core_tests osu_tests optimizer_tests rules_tests server_tests runner_sim_tests \
+             slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
+             osu_bench_unit_tests
 check-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON >/dev/null
-	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(ASAN_BUILD) $(CTEST_ARGS) -LE 'slurm|mpi|integration|web'
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
+	@scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

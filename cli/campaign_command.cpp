@@ -188,7 +188,10 @@ void add_campaign_command(CLI::App& app) {
   for (const char* action : {"pause", "resume", "cancel"}) {
     auto args = std::make_shared<CampaignArgs>();
     const std::string verb = action;
-    auto* cmd = group->add_subcommand(verb, verb + " a campaign");
+    const std::string help = verb == "pause"    ? "Pause a queued or running campaign"
+                             : verb == "resume" ? "Resume a paused or failed campaign"
+                                                : "Cancel an unfinished campaign";
+    auto* cmd = group->add_subcommand(verb, help);
     add_client_options(cmd, args->client);
     cmd->add_option("id", args->id, "Campaign id")->required()->check(CLI::PositiveNumber);
     cmd->callback([args, verb] {

@@ -20,6 +20,10 @@ int main(int argc, char** argv) {
   colltune::add_serve_command(app);
   colltune::add_campaign_command(app);
   colltune::add_export_command(app);
+  colltune::add_rules_command(app);
+  colltune::add_fingerprint_command(app);
+  colltune::add_retune_command(app);
+  colltune::add_sentinel_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

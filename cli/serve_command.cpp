@@ -57,7 +57,7 @@ void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto options = std::make_shared<std::map<std::string, CLI::Option*>>();
   auto* cmd = app.add_subcommand("serve", "Run the colltune daemon (REST API, campaigns, events)");
-  cmd->add_option("--config", args->config_file, "JSON config file (keys: see below)");
+  cmd->add_option("--config", args->config_file, "JSON config file; its keys are the options below without --, with _ for -");
   static const std::map<std::string, std::string> help = {
       {"listen", "host:port to listen on (default 127.0.0.1:8080; port 0 = any)"},
       {"database", "SQLite store (default colltune.db)"},
@@ -71,7 +71,8 @@ void add_serve_command(CLI::App& app) {
       {"tls_key", "PEM private key of the certificate"},
       {"max_body_bytes", "Largest request body accepted (default 1048576)"},
       {"http_threads", "HTTP worker threads (default 96)"},
-      {"max_event_streams", "Concurrent /api/v1/events streams (default 32)"}};
+      {"max_event_streams", "Concurrent /api/v1/events streams (default 32)"},
+      {"web_root", "Folder of the built web dashboard (web/dist), served at /"}};
   for (const auto& key : daemon_config_keys()) {
     std::string flag = "--" + key;
     for (auto& c : flag)

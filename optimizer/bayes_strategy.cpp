@@ -145,7 +145,8 @@ void BayesStrategy::add_warm_start_rows(
     int count = 0;
     for (const auto& [config, cells] : prior) {
       auto now = by_config.find(config);
-      if (now == by_config.end() || now->second.second.size() != static_cast<std::size_t>(m)) continue;
+      if (now == by_config.end() || now->second.second.size() != static_cast<std::size_t>(m))
+        continue;
       if (cells[s].empty() || now->second.second[s].empty()) continue;
       sum += mean(now->second.second[s]) - mean(cells[s]);
       ++count;
@@ -288,8 +289,8 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
     add(TuningConfig{});
     for (const auto& c : options_.warm_start_points) add(c);
     // Without the earlier runs (another strategy made them) a little exploration is needed.
-    const bool have_runs = options_.warm_start_state.is_object() &&
-                           options_.warm_start_state.contains("evaluations");
+    const bool have_runs =
+        options_.warm_start_state.is_object() && options_.warm_start_state.contains("evaluations");
     const int explore = have_runs ? 0 : std::max(2, n / 3);
     const std::size_t target = warm.size() + static_cast<std::size_t>(explore);
     if (explore > 0)

@@ -1,29 +1,36 @@
 // "bo": Bayesian optimisation over the conditional coll_tuned space, joint over message sizes.
 //
 //  - Initial design: mixed-space Latin Hypercube (latin_hypercube.h), default decision first;
-//    by default the default is run twice so the noise model has a replicate from the start.
+//    the default is run twice (a replicate for the noise model) unless the design already
+//    covers the whole space.
 //  - Surrogate: KroneckerGp on per-size standardised log latency (categorical algorithm x
-//    Matern 5/2 on log2 segment size and fan-out, x Matern 5/2 on log2 message size, learned
-//    per-size noise). One run fills a whole row, so every job informs every size.
-//    Hyper-parameters: MAP by multi-start L-BFGS-B when the number of evaluated
-//    configurations doubled, a warm-started refit when it grew by `refit_growth`, none between.
-//  - Acquisition: per size, log-EI of the latent log latency against a noise-aware incumbent
-//    (the lowest posterior mean among evaluated configurations), summed over the sizes still
+//    Matern 5/2 on log2 segment size and fan-out, x Matern 5/2 on log2 message size, a
+//    segment-count mean term, learned per-size noise). One run fills a whole row, so every job
+//    informs every size. Cells slower than their leave-one-out prediction by > 2.5 sd are
+//    winsorised (one-sided: interference only slows runs down). Hyper-parameters: MAP by
+//    multi-start L-BFGS-B when the number of evaluated configurations doubled, a warm-started
+//    refit when it grew by `refit_growth`, none between; fitted on at most 40 rows.
+//  - Repeats split the model's noise into measurement noise and discrepancy (measurement_share
+//    in kronecker_gp.h): an evaluated configuration's value is its own runs combined with the
+//    leave-one-out prediction; an unevaluated one carries the discrepancy as extra variance.
+//  - Acquisition: per size, log-EI in log-latency units against a noise-aware incumbent (the
+//    lowest posterior value among evaluated configurations), summed over the sizes still
 //    open. A size closes when its best EI falls below max(ei_floor, ei_noise_fraction x noise
 //    sd). Batches by Kriging believer (fantasised rows at the posterior mean). Evaluated and
 //    pending configurations are never suggested again (the default's replicate aside).
 //  - Stop ("ei", the default): every size closed; or budgets (evaluations, benchmark seconds);
-//    "thesis": <= 150 evaluations and < 1 % improvement of the geometric-mean best over 15.
-//  - Final choice per size (recommend): the lowest posterior mean of an evaluated
+//    "thesis": <= 150 evaluations and < 1 % improvement of the geometric-mean best over 15;
+//    "budget": budgets only. Without a budget at most 150 evaluations.
+//  - Final choice per size (recommend): the lowest posterior value of an evaluated
 //    configuration; a gap within tie_z posterior standard deviations is a tie, won by the
 //    default, else by the configuration with fewer knobs. final_score "median" ranks by the
 //    median of the runs instead (noise from the model), "hybrid" takes the posterior
-//    contenders and ranks them by median. The campaign engine makes its own pick from the
-//    re-measured finalists(): contenders by posterior mean, within finalist_z sd of the best.
+//    contenders (within finalist_z sd) and ranks them by median. finalists(k): per size the
+//    pick, then up to k-1 configurations tied with the best.
 //
 // Settings (StrategyOptions::settings, all optional): initial_points (int, 0 = auto),
-// repeat_default (bool), ei_noise_fraction, ei_floor, refit_growth, final_score ("hybrid",
-// "median", "posterior"), tie_z, finalist_z (doubles / string).
+// repeat_default (bool), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
+// final_score ("posterior", "hybrid", "median"), tie_z (1), finalist_z (1).
 #pragma once
 
 #include <Eigen/Dense>

@@ -129,6 +129,14 @@ class Backend {
   // (bad sizes, comm size < 2); a failure of one run is a result, never an exception.
   virtual void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) = 0;
 
+  // Checks, without running a benchmark, that the backend can run `request` at all (e.g. the
+  // benchmark binary exists). Empty when fine, else a clear reason. Campaigns call it for every
+  // context before the first job, so a missing piece fails in seconds, not hours in.
+  virtual std::string preflight(const BenchmarkRequest& request) {
+    (void)request;
+    return {};
+  }
+
   // The target's `ompi_info --param coll tuned --level 9 --parsable` output (to build its
   // AlgorithmTable); empty when the backend cannot tell (the caller then uses the built-in table).
   virtual std::string ompi_info_parsable() { return {}; }

@@ -126,6 +126,19 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
   }
 }
 
+std::string LocalBackend::preflight(const BenchmarkRequest& request) {
+  try {
+    validate_request(request);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  if (!find_osu_binary(options_.osu_dir, request.collective))
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string();
+  if (!find_in_path(options_.mpirun)) return "mpirun not found: " + options_.mpirun;
+  return {};
+}
+
 void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
   validate_request(request);
   if (request.nodes != 1)

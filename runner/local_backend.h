@@ -30,6 +30,7 @@ class LocalBackend : public Backend {
   double launch_overhead_s() const override { return 0.4; }
   std::string ompi_info_parsable() override;
   bool runs_real_open_mpi() const override { return true; }
+  std::string preflight(const BenchmarkRequest& request) override;
 
   // The folder the bundled benchmark was built into (osu_bcast, ... live there).
   static std::filesystem::path bundled_osu_dir();

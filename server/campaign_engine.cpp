@@ -67,6 +67,28 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     store_.set_campaign_state(campaign_id, "failed", error_);
     return EngineOutcome::failed;
   }
+  // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
+  for (const auto& context : store_.contexts(campaign_id)) {
+    if (context.state == "done") continue;
+    BenchmarkRequest probe;
+    probe.tag = "preflight";
+    probe.collective = context.collective;
+    probe.comm_size = context.comm_size;
+    probe.nodes = context.nodes;
+    probe.ppn = context.ppn;
+    probe.min_size = spec.min_size;
+    probe.max_size = spec.max_size;
+    probe.iterations = spec.iterations;
+    probe.warmup = spec.warmup;
+    probe.configs = {TuningConfig::default_decision()};
+    if (std::string reason = backend_.preflight(probe); !reason.empty()) {
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + reason;
+      store_.set_campaign_state(campaign_id, "failed", error_);
+      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      return EngineOutcome::failed;
+    }
+  }
   store_.set_campaign_state(campaign_id, "running");
   emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
 

@@ -1,5 +1,6 @@
 #include "server/campaign_spec.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -88,7 +89,8 @@ std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t 
                                             std::int64_t max_size) {
   if (!has_message_size(collective)) return {0};
   std::int64_t s = min_size;
-  if (is_reduction(collective) && s < 4) s = 4;
+  // OSU reduces floats: the first size is rounded down to whole floats, at least one.
+  if (is_reduction(collective)) s = std::max<std::int64_t>(4, s / 4 * 4);
   std::vector<std::int64_t> out;
   for (; s <= max_size; s *= 2) out.push_back(s);
   return out;

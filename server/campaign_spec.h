@@ -64,7 +64,8 @@ nlohmann::json to_json(const CampaignSpec& spec);
 std::pair<std::int64_t, std::int64_t> parse_size_range(const std::string& text);
 std::string format_size_range(std::int64_t min_size, std::int64_t max_size);
 
-// The OSU message sizes of a range: MIN, 2*MIN, ... <= MAX (reductions start at 4 bytes).
+// The OSU message sizes of a range: MIN, 2*MIN, ... <= MAX. Reductions start at MIN rounded
+// down to whole floats (at least 4 bytes), as OSU prints them.
 std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t min_size,
                                             std::int64_t max_size);
 

@@ -50,7 +50,8 @@ const std::map<std::string, KeyKind>& key_kinds() {
       {"anonymous_read", KeyKind::boolean},  {"max_concurrent_jobs", KeyKind::integer},
       {"tls_cert", KeyKind::string},         {"tls_key", KeyKind::string},
       {"max_body_bytes", KeyKind::integer},  {"http_threads", KeyKind::integer},
-      {"max_event_streams", KeyKind::integer}};
+      {"max_event_streams", KeyKind::integer},
+      {"web_root", KeyKind::string}};
   return kinds;
 }
 
@@ -139,7 +140,7 @@ const std::vector<std::string>& daemon_config_keys() {
   static const std::vector<std::string> keys = {
       "listen",   "database",  "rules_dir",          "osu_dir",       "backends",
       "tokens",   "anonymous_read", "max_concurrent_jobs", "tls_cert", "tls_key",
-      "max_body_bytes", "http_threads", "max_event_streams"};
+      "max_body_bytes", "http_threads", "max_event_streams", "web_root"};
   return keys;
 }
 
@@ -187,6 +188,7 @@ DaemonConfig parse_daemon_config(const nlohmann::json& j) {
     c.max_concurrent_jobs = static_cast<int>(get_int(j.at("max_concurrent_jobs"), "max_concurrent_jobs", 1, 1024));
   if (j.contains("tls_cert")) c.tls_cert = get_string(j.at("tls_cert"), "tls_cert", 4096);
   if (j.contains("tls_key")) c.tls_key = get_string(j.at("tls_key"), "tls_key", 4096);
+  if (j.contains("web_root")) c.web_root = get_string(j.at("web_root"), "web_root", 4096);
   if (c.tls_cert.empty() != c.tls_key.empty()) bad("tls_cert", "tls_cert and tls_key go together");
   if (j.contains("max_body_bytes"))
     c.max_body_bytes = static_cast<std::size_t>(get_int(j.at("max_body_bytes"), "max_body_bytes", 1024, 64 << 20));

@@ -44,6 +44,7 @@ struct DaemonConfig {
   std::string database = "colltune.db";
   std::string rules_dir;  // empty: deploy and rollback are refused
   std::string osu_dir;
+  std::string web_root;  // built dashboard (web/dist) served at /; empty: none
   std::vector<BackendConfig> backends;  // never empty after parsing (default: local)
   std::vector<TokenEntry> tokens;
   bool anonymous_read = false;

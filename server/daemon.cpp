@@ -1,10 +1,15 @@
 #include "server/daemon.h"
+#include "server/http_retune.h"
+
+#include <sys/socket.h>
 
 #include <filesystem>
 #include <stdexcept>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+
+#include "server/http_static.h"
 
 namespace colltune {
 
@@ -18,6 +23,7 @@ Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {
   router_ = std::make_unique<Router>(TokenAuthenticator(config_.tokens), *metrics_,
                                      RouterOptions{config_.anonymous_read, config_.max_body_bytes});
   add_api_routes(*router_, *api_);
+  add_retune_routes(*router_, *api_);  // fingerprint, retune (server/http_retune.h)
 }
 
 Daemon::~Daemon() { stop(); }
@@ -46,8 +52,17 @@ void Daemon::start() {
   server_->set_read_timeout(10);
   server_->set_write_timeout(10);
   server_->set_tcp_nodelay(true);
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, which would let a second
+  // daemon share the port (and half the requests) instead of failing to start.
+  int listen_socket = -1;
+  server_->set_socket_options([&listen_socket](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_socket = sock;
+  });
   if (config_.listen_host.find(':') != std::string::npos) server_->set_address_family(AF_INET6);
   router_->install(*server_);
+  if (!config_.web_root.empty()) serve_web_root(*server_, config_.web_root);
 
   if (config_.listen_port == 0) {
     port_ = server_->bind_to_any_port(config_.listen_host);
@@ -58,6 +73,13 @@ void Daemon::start() {
   if (port_ <= 0)
     throw std::runtime_error("cannot listen on " + config_.listen_host + ":" +
                              std::to_string(config_.listen_port) + " (address in use or not local?)");
+  // httplib listens with a backlog of 5: a burst of connections (64 clients at once) would
+  // overflow it and wait for SYN retransmits. Listening again only raises the backlog.
+  if (listen_socket >= 0) ::listen(listen_socket, 1024);
+  server_->set_socket_options([](socket_t sock) {  // drop the capture of a local
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   listener_ = std::thread([this] { server_->listen_after_bind(); });
   campaigns_->start();
   started_ = true;

@@ -1,5 +1,7 @@
 #include "server/daemon_campaigns.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -11,6 +13,7 @@
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
 #include "server/job_executor.h"
+#include "server/retune.h"
 #include "server/rules_stage.h"
 
 namespace colltune {
@@ -376,6 +379,9 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
     spdlog::error("campaign {}: cannot record its end: {}", id, e.what());
   }
   spdlog::info("campaign {}: worker ended", id);
+  // A worker's optimizer state can be tens of MB; give freed memory back to the system
+  // instead of keeping it in this thread's malloc arena for the daemon's lifetime.
+  ::malloc_trim(0);
   worker->finished = true;
   worker_finished_.notify_all();
   schedule_locked();
@@ -397,6 +403,12 @@ EngineOutcome CampaignManager::finish_campaign(std::int64_t id, JobExecutor& exe
   options.format = spec.rules_format;
   options.verify = spec.verify;
   options.remeasure_rounds = spec.final_repeats;
+  try {  // what the rules are tuned under, for `colltune retune --if-changed`
+    if (const BackendConfig* b = config_.backend(spec.backend))
+      options.fingerprint = backend_fingerprint(b->name, b->settings, executor.backend());
+  } catch (const std::exception& e) {
+    spdlog::warn("campaign {}: no fingerprint recorded with its rules: {}", id, e.what());
+  }
   const RulesStageResult rules = finish_campaign_rules(store_, executor, table, id, options, cancel);
   if (rules.interrupted) return EngineOutcome::interrupted;
   if (rules.rules_version_id > 0)

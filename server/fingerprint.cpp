@@ -516,6 +516,13 @@ void diff_into(const json& a, const json& b, const std::string& path,
     }
     return;
   }
+  // Lists of objects of the same length (e.g. a model's pieces) compare element by element.
+  if (a.is_array() && b.is_array() && a.size() == b.size() && !a.empty() &&
+      std::all_of(a.begin(), a.end(), [](const json& x) { return x.is_object(); }) &&
+      std::all_of(b.begin(), b.end(), [](const json& x) { return x.is_object(); })) {
+    for (std::size_t i = 0; i < a.size(); ++i) diff_into(a[i], b[i], path + "." + std::to_string(i), out);
+    return;
+  }
   if (a != b) out.push_back({path, a, b, false});
 }
 

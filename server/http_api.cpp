@@ -366,7 +366,7 @@ void add_api_routes(Router& router, ApiContext& api) {
                std::string key = c.state + "/" + std::to_string(c.updated_at) + "/" +
                                  std::to_string(api.store.count_jobs("", c.id)) + "/" +
                                  std::to_string(api.store.count_runs(c.id));
-               for (const auto& ctx : api.store.contexts(c.id)) key += "/" + ctx.state;
+               for (const auto& state : api.store.context_states(c.id)) key += "/" + state;
                std::string text;
                {
                  std::lock_guard lock(api.reports_mutex);

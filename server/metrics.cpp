@@ -1,16 +1,19 @@
 #include "server/metrics.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace colltune {
 namespace {
 
+// Shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
 std::string number(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 const std::vector<double> kRequestBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,

@@ -80,6 +80,28 @@ nlohmann::json verification_rows_json(const VerificationReport& report,
 
 }  // namespace
 
+BenchmarkRequest verification_request(const std::string& tag, Collective collective,
+                                      int comm_size, int nodes, int ppn, std::int64_t min_size,
+                                      std::int64_t max_size, int iterations,
+                                      const std::filesystem::path& rules_file,
+                                      const std::filesystem::path& trace_dir) {
+  BenchmarkRequest r;
+  r.tag = tag;
+  r.collective = collective;
+  r.comm_size = comm_size;
+  r.nodes = nodes;
+  r.ppn = ppn;
+  r.min_size = min_size;
+  r.max_size = max_size;
+  r.iterations = iterations;
+  r.warmup = 2;
+  r.configs = {TuningConfig::default_decision()};
+  r.repeats = 1;
+  r.extra_mca = {{"coll_tuned_dynamic_rules_filename", fs::absolute(rules_file).string()}};
+  r.extra_env = tracer_environment(trace_dir);
+  return r;
+}
+
 RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
                                        const AlgorithmTable& table, std::int64_t campaign_id,
                                        const RulesStageOptions& options, const CancelFlag& cancel) {
@@ -216,11 +238,11 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     int attempt = 1;
     while (store.job_by_tag(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt))))
       ++attempt;
-    auto request = base_request(ctx, tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)));
-    request.iterations = options.verify_iterations;
-    request.warmup = 2;
-    request.extra_mca = {{"coll_tuned_dynamic_rules_filename", rules_abs.string()}};
-    request.extra_env = tracer_environment(trace_dir);
+    auto request = verification_request(
+        tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)), ctx.collective,
+        ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size, spec.max_size, options.verify_iterations,
+        rules_abs, trace_dir);
+    request.run_timeout_s = spec.run_timeout_s;
     auto job_id = run_job(ctx, "verify", request);
     if (!job_id) {
       result.interrupted = true;

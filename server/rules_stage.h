@@ -44,6 +44,15 @@ struct RulesStageResult {
   bool interrupted = false;
 };
 
+// The run that proves which algorithms Open MPI applies with a rules file loaded: OSU with the
+// file, nothing forced, the algorithm tracer writing into `trace_dir`; read the trace with
+// read_trace_dir(trace_dir) and compare with verify_trace().
+BenchmarkRequest verification_request(const std::string& tag, Collective collective,
+                                      int comm_size, int nodes, int ppn, std::int64_t min_size,
+                                      std::int64_t max_size, int iterations,
+                                      const std::filesystem::path& rules_file,
+                                      const std::filesystem::path& trace_dir);
+
 // Runs the stage for a campaign whose contexts are all done. Jobs (purposes "verify",
 // "remeasure-tuned", "remeasure-default") go through the store like every other job, so an
 // interrupted stage resumes without repeating recorded runs.

@@ -655,4 +655,13 @@ Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
   return p;
 }
 
+std::vector<std::string> Store::context_states(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT state FROM contexts WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
 }  // namespace colltune

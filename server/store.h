@@ -190,6 +190,8 @@ class Store {
     std::int64_t runs = 0;
   };
   CampaignProgress campaign_progress(std::int64_t campaign_id);
+  // States of a campaign's contexts in id order (cheap: no optimizer state is read).
+  std::vector<std::string> context_states(std::int64_t campaign_id);
 
  private:
   void migrate();

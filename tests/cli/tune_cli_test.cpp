@@ -162,5 +162,18 @@ TEST_F(TuneCliTest, RejectsBadArgumentsClearly) {
   EXPECT_NE(s.stderr_text.find("sizes"), std::string::npos) << s.stderr_text;
 }
 
+TEST_F(TuneCliTest, MissingBenchmarkFailsBeforeAnyRun) {
+  auto args = tune_args("bcast,gather", 2);
+  args.push_back("--osu-dir");
+  args.push_back((dir_ / "no-omb-here").string());
+  auto r = run_process(args, {.timeout_s = 60});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.stderr_text.find("no osu_bcast under"), std::string::npos) << r.stderr_text;
+  EXPECT_LT(r.elapsed_s, 20);
+  Store store((dir_ / "t.db").string());
+  EXPECT_EQ(store.count_runs(1), 0);
+  EXPECT_EQ(store.campaign(1)->state, "failed");
+}
+
 }  // namespace
 }  // namespace colltune

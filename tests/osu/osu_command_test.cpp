@@ -230,9 +230,9 @@ TEST(OsuArguments, Omb7ReductionsStartAtTheRowsOmb5Prints) {
   options.collective = Collective::allreduce;
   options.full = false;
   options.max_size = 100;
-  for (auto [asked, sent] : {std::pair<std::int64_t, std::string>{6, "4:100"},
-                             {1, "4:100"}, {3, "4:100"}, {4, "4:100"}, {13, "12:100"},
-                             {12, "12:100"}}) {
+  const std::vector<std::pair<std::int64_t, std::string>> cases{
+      {6, "4:100"}, {1, "4:100"}, {3, "4:100"}, {4, "4:100"}, {13, "12:100"}, {12, "12:100"}};
+  for (const auto& [asked, sent] : cases) {
     options.min_size = asked;
     EXPECT_EQ(osu_arguments(options, 7)[1], sent) << asked;
     EXPECT_EQ(osu_arguments(options, 5)[1], std::to_string(asked) + ":100") << asked;

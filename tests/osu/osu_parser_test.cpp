@@ -186,7 +186,8 @@ TEST(OsuParser, OneGluedMemoryNotePerRankIsSkipped) {
   std::string notes;
   for (int rank = 0; rank < 6; ++rank)
     notes += "Requested memory limit too low, using [1048576] instead.";
-  auto result = parse_osu_output(notes + std::string(kBcastHead) + "1                       3.16\n");
+  auto result =
+      parse_osu_output(notes + std::string(kBcastHead) + "1                       3.16\n");
   ASSERT_TRUE(result.ok()) << result.error->message;
   ASSERT_EQ(result.output.rows.size(), 1u);
   EXPECT_DOUBLE_EQ(result.output.rows[0].avg_us, 3.16);

@@ -69,6 +69,10 @@ TEST(CampaignSpec, OsuSizesDoubleAndReductionsStartAtFour) {
   EXPECT_EQ(s, (std::vector<std::int64_t>{1, 2, 4, 8, 16}));
   EXPECT_EQ(osu_message_sizes(Collective::allreduce, 1, 16), (std::vector<std::int64_t>{4, 8, 16}));
   EXPECT_EQ(osu_message_sizes(Collective::barrier, 1, 16), (std::vector<std::int64_t>{0}));
+  // -m 6:100 on a reduction: OSU prints 4 8 16 32 64.
+  EXPECT_EQ(osu_message_sizes(Collective::reduce, 6, 100),
+            (std::vector<std::int64_t>{4, 8, 16, 32, 64}));
+  EXPECT_EQ(osu_message_sizes(Collective::bcast, 6, 100), (std::vector<std::int64_t>{6, 12, 24, 48, 96}));
 }
 
 }  // namespace

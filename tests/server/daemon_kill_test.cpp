@@ -171,6 +171,7 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
               killed.jobs.size(), killed.run_count, static_cast<long long>(killed.measurements),
               killed.rules_versions, reference.rules_versions, killed.resumed_jobs);
   EXPECT_EQ(reference.resumed_jobs, 0);
+  EXPECT_GE(killed.resumed_jobs, 1) << "no kill landed inside a job (rng seed " << seed << ")";
   // Every job was completed, none is left running or cancelled.
   for (const auto& [tag, purpose, state, request] : killed.jobs) EXPECT_EQ(state, "done") << tag;
 }

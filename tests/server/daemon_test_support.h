@@ -115,8 +115,10 @@ inline nlohmann::json wait_for_state(httplib::Client& client, std::int64_t id,
     auto res = client.Get("/api/v1/campaigns/" + std::to_string(id));
     if (res && res->status == 200) {
       c = nlohmann::json::parse(res->body);
+      // "running" means a worker drives it; any other state counts once no worker is left.
+      const bool active = c.at("active").get<bool>();
       for (const auto& s : states)
-        if (c.at("state") == s && !c.at("active").get<bool>()) return c;
+        if (c.at("state") == s && active == (s == "running")) return c;
     }
     if (std::chrono::steady_clock::now() > deadline) return c;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

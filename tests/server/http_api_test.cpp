@@ -2,6 +2,12 @@
 // creation to rules, paging, CSV, convergence, transitions, deploy/rollback, events, metrics.
 #include <gtest/gtest.h>
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -172,10 +178,9 @@ TEST(HttpApi, ListFiltersAndPages) {
 
 TEST(HttpApi, PauseResumeAndCancelFollowTheStateMachine) {
   // A paced simulation so the campaign is still running when we pause it.
-  InProcessDaemon d(json{{"backends", {{"sim", {{"noise", "none"}, {"pace", 0.2}}}}}});
+  InProcessDaemon d(json{{"backends", {{"sim", {{"noise", "none"}, {"pace", 0.1}}}}}});
   auto client = d.client();
   auto spec = sim_campaign_spec(40);
-  spec["iterations"] = 1000;
   const auto id = create_campaign(client, spec);
   wait_for_state(client, id, {"running"}, std::chrono::seconds(5));
   auto res = client.Post("/api/v1/campaigns/" + std::to_string(id) + "/pause", "", "application/json");
@@ -356,7 +361,7 @@ TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
   TempDir dir;
   json config = {{"listen", "127.0.0.1:0"},
                  {"database", dir / "colltune.db"},
-                 {"backends", {{"sim", {{"noise", "none"}, {"pace", 0.2}}}}},
+                 {"backends", {{"sim", {{"noise", "none"}, {"pace", 0.1}}}}},
                  {"tokens", tokens_json()}};
   std::int64_t id = 0;
   std::int64_t runs_before = 0;
@@ -365,9 +370,7 @@ TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
     daemon.start();
     httplib::Client client(daemon.url());
     client.set_default_headers({{"Authorization", std::string("Bearer ") + kAdminToken}});
-    auto spec = sim_campaign_spec(12);
-    spec["iterations"] = 1000;
-    id = create_campaign(client, spec);
+    id = create_campaign(client, sim_campaign_spec(12));
     wait_for_state(client, id, {"running"}, std::chrono::seconds(5));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     daemon.stop();  // a clean stop: the campaign stays "running"
@@ -382,6 +385,77 @@ TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
   auto c = wait_for_state(client, id, {"done", "failed"});
   EXPECT_EQ(c.at("state"), "done") << c.dump();
   EXPECT_GE(daemon.store().count_runs(id), runs_before);
+}
+
+// A self-signed certificate for 127.0.0.1 (OpenSSL API: no openssl command needed).
+void write_self_signed(const std::string& cert_path, const std::string& key_path) {
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  ASSERT_NE(key, nullptr);
+  X509* cert = X509_new();
+  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
+  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+  X509_set_pubkey(cert, key);
+  X509_NAME* name = X509_get_subject_name(cert);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"),
+                             -1, -1, 0);
+  X509_set_issuer_name(cert, name);
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
+  X509_add_ext(cert, san, -1);
+  X509_EXTENSION_free(san);
+  ASSERT_GT(X509_sign(cert, key, EVP_sha256()), 0);
+  FILE* c = std::fopen(cert_path.c_str(), "w");
+  PEM_write_X509(c, cert);
+  std::fclose(c);
+  FILE* k = std::fopen(key_path.c_str(), "w");
+  PEM_write_PrivateKey(k, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(k);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+}
+
+TEST(HttpApi, ServesHttpsWhenACertificateIsConfigured) {
+  TempDir certs;
+  const std::string cert = certs / "cert.pem";
+  const std::string key = certs / "key.pem";
+  write_self_signed(cert, key);
+  InProcessDaemon d(json{{"tls_cert", cert}, {"tls_key", key}});
+  ASSERT_EQ(d.url().rfind("https://127.0.0.1:", 0), 0u);
+  httplib::SSLClient tls("127.0.0.1", d.daemon().port());
+  tls.set_ca_cert_path(cert.c_str());
+  tls.enable_server_certificate_verification(true);
+  tls.set_default_headers({{"Authorization", std::string("Bearer ") + kViewerToken}});
+  auto res = tls.Get("/api/v1/version");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_TRUE(json::parse(res->body).at("tls").get<bool>());
+  // Plain HTTP on the TLS port gets nowhere.
+  httplib::Client plain("http://127.0.0.1:" + std::to_string(d.daemon().port()));
+  plain.set_read_timeout(3);
+  auto clear = plain.Get("/api/v1/health");
+  EXPECT_TRUE(!clear || clear->status != 200);
+}
+
+TEST(HttpApi, BadCertificateFailsAtStart) {
+  TempDir dir;
+  const std::string bogus = dir / "bogus.pem";
+  std::ofstream(bogus) << "not a certificate\n";
+  json config = {{"listen", "127.0.0.1:0"}, {"database", dir / "db"}, {"backends", {{"sim", json::object()}}},
+                 {"tls_cert", bogus}, {"tls_key", bogus}};
+  Daemon daemon(parse_daemon_config(config));
+  EXPECT_THROW(daemon.start(), std::runtime_error);
+}
+
+TEST(HttpApi, BusyPortFailsAtStart) {
+  InProcessDaemon first;
+  TempDir dir;
+  json config = {{"listen", "127.0.0.1:" + std::to_string(first.daemon().port())},
+                 {"database", dir / "db"}, {"backends", {{"sim", json::object()}}}};
+  Daemon second(parse_daemon_config(config));
+  EXPECT_THROW(second.start(), std::runtime_error);
 }
 
 }  // namespace

@@ -122,10 +122,13 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
   });
 
   after(async () => {
-    await browser?.close();
-    await daemon?.stop();
-    if (daemon && fs.existsSync(daemon.logPath)) fs.copyFileSync(daemon.logPath, path.join(artifacts, 'daemon.log'));
-    if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+    try {
+      await browser?.close();
+      await daemon?.stop();
+      if (daemon && fs.existsSync(daemon.logPath)) fs.copyFileSync(daemon.logPath, path.join(artifacts, 'daemon.log'));
+    } finally {
+      if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+    }
   });
 
   it('serves the dashboard at / next to the API', async () => {

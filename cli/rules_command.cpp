@@ -1,0 +1,256 @@
+// `colltune rules validate|show|verify|deploy|rollback|history`: the rules file as an admin
+// handles it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/ompi_version.h"
+#include "rules/rules_deploy.h"
+#include "rules/rules_reader.h"
+#include "rules/rules_show.h"
+#include "rules/rules_validate.h"
+#include "rules/trace.h"
+#include "rules/verify.h"
+#include "rules/version_tables.h"
+#include "runner/process.h"
+#include "server/backend_factory.h"
+#include "server/campaign_spec.h"
+#include "server/rules_stage.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Exit codes of `rules validate` (documented in --help).
+constexpr int kLoads = 0, kLintErrors = 1, kIgnored = 2;
+
+struct RulesArgs {
+  std::string file;
+  std::string ompi;  // version; empty = detect with ompi_info, else 4.1.4
+  // verify
+  int np = 4;
+  int nodes = 1;
+  std::string backend = "local";
+  std::string backend_config;
+  std::string osu_dir;
+  std::string collectives;  // empty = those in the file that colltune can benchmark
+  std::string sizes = "4:1M";
+  int iterations = 20;
+  std::string work_dir;
+  // deploy / rollback
+  std::string to;
+  std::string campaign;
+  bool force = false;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+OmpiVersion target_version(const std::string& given) {
+  if (!given.empty()) {
+    auto v = parse_ompi_version(given);
+    if (!v) throw std::invalid_argument("--ompi: not a version: '" + given + "'");
+    return *v;
+  }
+  auto r = run_process({"ompi_info", "--version"}, {.timeout_s = 30});
+  if (auto v = parse_ompi_version(r.stdout_text)) return *v;
+  return OmpiVersion{4, 1, 4};
+}
+
+ValidationReport validate(const RulesArgs& a, const OmpiVersion& version) {
+  ValidationOptions options = validation_options_for(version);
+  return validate_rules_file(a.file, options);
+}
+
+int run_validate(const RulesArgs& a) {
+  const OmpiVersion version = target_version(a.ompi);
+  const auto report = validate(a, version);
+  std::printf("%s: %s", a.file.c_str(), report.to_text().c_str());
+  if (report.to_text().empty() || report.to_text().back() != '\n') std::printf("\n");
+  if (!report.loads()) return kIgnored;
+  return report.has_errors() ? kLintErrors : kLoads;
+}
+
+int run_show(const RulesArgs& a) {
+  const OmpiVersion version = target_version(a.ompi);
+  const auto report = validate(a, version);
+  if (!report.loads()) {
+    std::fprintf(stderr, "%s\n", report.verdict().c_str());
+    return kIgnored;
+  }
+  std::printf("%s", format_rules_table(report.read.model, algorithm_table_for(version)).c_str());
+  return 0;
+}
+
+class CollectingSink : public RunSink {
+ public:
+  void on_result(const RunResult& result) override { results.push_back(result); }
+  std::vector<RunResult> results;
+};
+
+int run_verify(const RulesArgs& a) {
+  const OmpiVersion version = target_version(a.ompi);
+  const auto report = validate(a, version);
+  // A file Open MPI ignores is still run: the trace then shows the fixed decision running
+  // where the file's text asks for something else ("not applied").
+  if (!report.loads()) std::printf("%s\n", report.verdict().c_str());
+  nlohmann::json settings = nlohmann::json::object();
+  if (!a.backend_config.empty()) settings = nlohmann::json::parse(read_text(a.backend_config));
+  if (!a.osu_dir.empty()) settings["osu_dir"] = a.osu_dir;
+  auto backend = make_backend(a.backend, settings);
+  if (!backend->runs_real_open_mpi())
+    throw std::invalid_argument("the " + a.backend + " backend does not run the real Open MPI");
+
+  std::vector<Collective> collectives;
+  if (!a.collectives.empty()) {
+    collectives = parse_collective_list(a.collectives);
+  } else {
+    for (const auto& rules : report.read.model.collectives)
+      if (auto c = collective_from_ompi_id(rules.collective_id); c && has_message_size(*c))
+        collectives.push_back(*c);
+  }
+  if (collectives.empty()) throw std::invalid_argument("no collective to verify in the file");
+  const auto [min_size, max_size] = parse_size_range(a.sizes);
+  const fs::path work = a.work_dir.empty()
+                            ? fs::temp_directory_path() / ("colltune-verify-" + std::to_string(::getpid()))
+                            : fs::path(a.work_dir);
+  const AlgorithmTable& table = algorithm_table_for(version);
+  bool all_match = true;
+  CancelFlag cancel;
+  for (Collective c : collectives) {
+    const fs::path trace_dir = work / std::string(name(c));
+    fs::remove_all(trace_dir);
+    fs::create_directories(trace_dir);
+    auto request = verification_request("verify-" + std::string(name(c)), c, a.np, a.nodes, 0,
+                                        min_size, max_size, a.iterations, a.file, trace_dir);
+    CollectingSink sink;
+    backend->run(request, sink, cancel);
+    if (sink.results.empty() || sink.results.front().outcome != RunOutcome::ok) {
+      std::printf("%s P=%d: verification run failed: %s\n", std::string(name(c)).c_str(), a.np,
+                  sink.results.empty() ? "no result" : sink.results.front().error.c_str());
+      all_match = false;
+      continue;
+    }
+    VerifyOptions options;
+    options.min_calls = a.iterations;
+    options.algorithms = &table;
+    const auto vr = verify_trace(report.read.model, c, a.np, osu_message_sizes(c, min_size, max_size),
+                                 read_trace_dir(trace_dir), options);
+    std::printf("%s\n", vr.to_text(table).c_str());
+    all_match = all_match && vr.all_match();
+  }
+  if (a.work_dir.empty()) fs::remove_all(work);
+  if (!report.loads()) {
+    std::printf("NOT applied: Open MPI ignored the file, so its fixed decision ran instead\n");
+    return 3;
+  }
+  std::printf("%s\n", all_match ? "verified: Open MPI runs what the file says at every tested size"
+                                : "NOT verified: Open MPI does not run what the file says (see above)");
+  return all_match ? 0 : 3;
+}
+
+int run_deploy(const RulesArgs& a) {
+  const OmpiVersion version = target_version(a.ompi);
+  const auto report = validate(a, version);
+  if (!report.deployable() && !a.force) {
+    std::fprintf(stderr, "refusing to deploy: %s\n(--force deploys anyway)\n",
+                 report.to_text().c_str());
+    return report.loads() ? kLintErrors : kIgnored;
+  }
+  DeployProvenance provenance;
+  provenance.campaign = a.campaign;
+  provenance.ompi_version = version.to_string();
+  provenance.source = fs::absolute(a.file).string();
+  const auto result = deploy_rules_file(a.file, a.to, provenance);
+  std::printf("deployed %s as version %d of %s%s\n\n", a.file.c_str(), result.version,
+              result.target.c_str(),
+              result.previous ? (" (previous: " + std::to_string(*result.previous) + ")").c_str() : "");
+  std::printf("For every job to load it, add to $prefix/etc/openmpi-mca-params.conf:\n%s\n",
+              mca_params_snippet(fs::absolute(a.to)).c_str());
+  for (const auto& w : mca_params_warnings()) std::printf("note: %s\n", w.c_str());
+  return 0;
+}
+
+int run_rollback(const RulesArgs& a) {
+  const auto result = rollback_rules(a.to);
+  std::printf("rolled back %s to version %d\n", result.target.c_str(), result.version);
+  return 0;
+}
+
+int run_history(const RulesArgs& a) {
+  const auto active = active_version(a.to);
+  for (const auto& e : deploy_history(a.to)) {
+    std::printf("%s %04d  %s  campaign=%s ompi=%s source=%s\n",
+                active && *active == e.version ? "*" : " ", e.version,
+                e.absent ? "(no file)" : e.rules_path.c_str(), e.provenance.campaign.c_str(),
+                e.provenance.ompi_version.c_str(), e.provenance.source.c_str());
+  }
+  return 0;
+}
+
+void finish(int rc) {
+  if (rc != 0) throw CLI::RuntimeError(rc);
+}
+
+}  // namespace
+
+void add_rules_command(CLI::App& app) {
+  auto* rules = app.add_subcommand("rules", "Validate, show, verify, deploy and roll back rules files");
+  rules->require_subcommand(1);
+  auto a = std::make_shared<RulesArgs>();
+
+  auto* validate_cmd = rules->add_subcommand(
+      "validate", "Would Open MPI load this file? (exit 0 loads, 1 loads but lint errors, 2 ignored)");
+  validate_cmd->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
+  validate_cmd->add_option("--ompi", a->ompi, "Target Open MPI version (default: this machine's)");
+  validate_cmd->callback([a] { finish(run_validate(*a)); });
+
+  auto* show = rules->add_subcommand("show", "The rules as a table");
+  show->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
+  show->add_option("--ompi", a->ompi, "Target Open MPI version");
+  show->callback([a] { finish(run_show(*a)); });
+
+  auto* verify = rules->add_subcommand(
+      "verify", "Prove on the real library which algorithms run with the file (exit 3 on mismatch)");
+  verify->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
+  verify->add_option("--np", a->np, "Ranks")->capture_default_str()->check(CLI::Range(2, 1000000));
+  verify->add_option("--nodes", a->nodes, "Nodes (Slurm)")->capture_default_str();
+  verify->add_option("--backend", a->backend, "local or slurm")->capture_default_str();
+  verify->add_option("--backend-config", a->backend_config, "JSON file with backend settings");
+  verify->add_option("--osu-dir", a->osu_dir, "OMB folder (default: bundled benchmark)");
+  verify->add_option("--collectives", a->collectives, "Collectives to test (default: the file's)");
+  verify->add_option("--sizes", a->sizes, "OSU sizes MIN:MAX")->capture_default_str();
+  verify->add_option("--iterations", a->iterations, "OSU -i")->capture_default_str();
+  verify->add_option("--work-dir", a->work_dir, "Where trace files go (shared on a cluster)");
+  verify->add_option("--ompi", a->ompi, "Target Open MPI version");
+  verify->callback([a] { finish(run_verify(*a)); });
+
+  auto* deploy = rules->add_subcommand("deploy", "Install a validated file atomically, with history");
+  deploy->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
+  deploy->add_option("--to", a->to, "Path Open MPI reads")->required();
+  deploy->add_option("--campaign", a->campaign, "Campaign the rules came from (provenance)");
+  deploy->add_option("--ompi", a->ompi, "Target Open MPI version");
+  deploy->add_flag("--force", a->force, "Deploy even if validation finds errors");
+  deploy->callback([a] { finish(run_deploy(*a)); });
+
+  auto* rollback = rules->add_subcommand("rollback", "Make the previously deployed version live again");
+  rollback->add_option("--to", a->to, "Path Open MPI reads")->required();
+  rollback->callback([a] { finish(run_rollback(*a)); });
+
+  auto* history = rules->add_subcommand("history", "Deployed versions (* = active)");
+  history->add_option("--to", a->to, "Path Open MPI reads")->required();
+  history->callback([a] { finish(run_history(*a)); });
+}
+
+}  // namespace colltune
