@@ -1,5 +1,6 @@
 #include "runner/backend.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "core/rng.h"
@@ -31,6 +32,11 @@ std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& reque
     for (std::size_t i = 0; i < request.configs.size(); ++i) order.emplace_back(i, r);
   Rng rng(request.order_seed);
   rng.shuffle(order);
+  if (!request.only_runs.empty()) {
+    const std::set<std::pair<std::size_t, int>> wanted(request.only_runs.begin(),
+                                                       request.only_runs.end());
+    std::erase_if(order, [&](const auto& run) { return !wanted.count(run); });
+  }
   return order;
 }
 
@@ -52,6 +58,9 @@ void validate_request(const BenchmarkRequest& r) {
   if (r.repeats < 1) fail("repeats must be at least 1");
   if (r.configs.empty()) fail("a batch needs at least one configuration");
   if (!(r.run_timeout_s > 0)) fail("run timeout must be positive");
+  for (const auto& [index, repeat] : r.only_runs)
+    if (index >= r.configs.size() || repeat < 0 || repeat >= r.repeats)
+      fail("only_runs names a run outside the batch");
   for (const auto& c : r.configs)
     if (c.algorithm < 0 || c.segsize < 0 || c.fanout < 0)
       fail("negative value in configuration " + to_string(c));
@@ -96,7 +105,8 @@ void to_json(nlohmann::json& j, const BenchmarkRequest& r) {
        {"order_seed", r.order_seed},
        {"run_timeout_s", r.run_timeout_s},
        {"extra_mca", r.extra_mca},
-       {"extra_env", r.extra_env}};
+       {"extra_env", r.extra_env},
+       {"only_runs", r.only_runs}};
 }
 
 void from_json(const nlohmann::json& j, BenchmarkRequest& r) {
@@ -117,6 +127,7 @@ void from_json(const nlohmann::json& j, BenchmarkRequest& r) {
   r.run_timeout_s = j.value("run_timeout_s", 120.0);
   r.extra_mca = j.value("extra_mca", std::map<std::string, std::string>{});
   r.extra_env = j.value("extra_env", std::map<std::string, std::string>{});
+  r.only_runs = j.value("only_runs", std::vector<std::pair<std::size_t, int>>{});
 }
 
 }  // namespace colltune

@@ -41,6 +41,10 @@ struct BenchmarkRequest {
   std::map<std::string, std::string> extra_mca;
   // Extra environment for every rank (e.g. LD_PRELOAD of the algorithm tracer).
   std::map<std::string, std::string> extra_env;
+  // When not empty, only these (config_index, repeat) runs are made (a job resumed after an
+  // interruption); every run keeps its identity, so results and seeded noise are the same as
+  // in an uninterrupted job.
+  std::vector<std::pair<std::size_t, int>> only_runs;
 };
 
 enum class RunOutcome {
@@ -151,7 +155,8 @@ class Backend {
 };
 
 // The runs of a request, (config_index, repeat) pairs, in the order a backend should make them:
-// shuffled with request.order_seed so that drift does not favour one configuration.
+// shuffled with request.order_seed so that drift does not favour one configuration. With
+// only_runs set, the same order restricted to those runs.
 std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& request);
 
 // Checks a request; throws std::invalid_argument with a clear message.

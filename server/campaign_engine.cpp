@@ -40,10 +40,9 @@ CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTa
       executor_(store, backend, on_event_) {}
 
 std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
-  const auto id = store.create_campaign(spec.name, to_json(spec), "queued");
-  for (const auto& c : spec.contexts)
-    store.add_context(id, c.collective, c.comm_size, c.nodes, c.ppn);
-  return id;
+  std::vector<Store::NewContext> contexts;
+  for (const auto& c : spec.contexts) contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
+  return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
 }
 
 void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type,

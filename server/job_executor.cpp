@@ -10,10 +10,9 @@ namespace {
 class StoreSink : public RunSink {
  public:
   StoreSink(Store& store, const JobRecord& job, std::function<void(const RunResult&)> on_run,
-            std::function<void(const std::string&)> on_submitted,
-            std::map<std::size_t, std::pair<std::size_t, int>> index_map)
+            std::function<void(const std::string&)> on_submitted)
       : store_(store), job_(job), on_run_(std::move(on_run)),
-        on_submitted_(std::move(on_submitted)), index_map_(std::move(index_map)) {}
+        on_submitted_(std::move(on_submitted)) {}
 
   void on_job_submitted(const std::string&, const std::string& job_id) override {
     store_.set_job_backend_id(job_.id, job_id);
@@ -23,13 +22,8 @@ class StoreSink : public RunSink {
   void on_result(const RunResult& result) override {
     // A cancelled run measured nothing: it is not recorded, so a resume runs it again.
     if (result.outcome == RunOutcome::cancelled) return;
-    RunResult mapped = result;
-    if (auto it = index_map_.find(result.config_index); it != index_map_.end()) {
-      mapped.config_index = it->second.first;
-      mapped.repeat = it->second.second;
-    }
-    if (store_.record_run(job_.id, job_.context_id, job_.purpose, mapped) && on_run_)
-      on_run_(mapped);
+    if (store_.record_run(job_.id, job_.context_id, job_.purpose, result) && on_run_)
+      on_run_(result);
   }
 
  private:
@@ -37,7 +31,6 @@ class StoreSink : public RunSink {
   const JobRecord& job_;
   std::function<void(const RunResult&)> on_run_;
   std::function<void(const std::string&)> on_submitted_;
-  std::map<std::size_t, std::pair<std::size_t, int>> index_map_;
 };
 
 }  // namespace
@@ -61,20 +54,13 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
   std::set<std::pair<std::size_t, int>> recorded;
   for (const auto& run : store_.runs_of_job(job.id)) recorded.insert({run.config_index, run.repeat});
 
-  // After an interruption, a request of the missing (configuration, repeat) pairs only; the
-  // map restores their identity in the job.
-  std::map<std::size_t, std::pair<std::size_t, int>> index_map;
+  // After an interruption, only the runs never recorded, each with its own identity.
   BenchmarkRequest pending = request;
   if (!recorded.empty()) {
-    pending.configs.clear();
-    pending.repeats = 1;
     for (int r = 0; r < request.repeats; ++r)
       for (std::size_t i = 0; i < request.configs.size(); ++i)
-        if (!recorded.count({i, r})) {
-          index_map[pending.configs.size()] = {i, r};
-          pending.configs.push_back(request.configs[i]);
-        }
-    if (pending.configs.empty()) return true;
+        if (!recorded.count({i, r})) pending.only_runs.emplace_back(i, r);
+    if (pending.only_runs.empty()) return true;
   }
   std::size_t done = recorded.size();
   const std::size_t total = request.configs.size() * static_cast<std::size_t>(request.repeats);
@@ -107,8 +93,7 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
       [&](const std::string& backend_job_id) {
         emit("job_submitted",
              {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", backend_job_id}}, true);
-      },
-      index_map);
+      });
   backend_.run(pending, sink, cancel);
   return !cancel.cancelled();
 }

@@ -171,7 +171,12 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   record.validation = validation_json(report);
   record.verification = {{"verified", false}, {"skipped", !options.verify}};
   record.fingerprint = options.fingerprint;
-  result.rules_version_id = store.add_rules_version(record);
+  // A resumed stage reuses the version it recorded before the interruption.
+  result.rules_version_id = 0;
+  for (const auto& existing : store.rules_versions(campaign_id))
+    if (existing.content == record.content && existing.format == record.format)
+      result.rules_version_id = existing.id;
+  if (result.rules_version_id == 0) result.rules_version_id = store.add_rules_version(record);
   if (!result.deployable) {
     result.error = "the generated rules file is not deployable: " + report.verdict();
     return result;

@@ -206,6 +206,29 @@ std::int64_t Store::create_campaign(const std::string& name, const nlohmann::jso
   return db_.last_insert_id();
 }
 
+std::int64_t Store::create_campaign_with_contexts(const std::string& name,
+                                                 const nlohmann::json& spec,
+                                                 const std::string& state,
+                                                 const std::vector<NewContext>& contexts) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const double now = unix_time_now();
+  db_.prepare("INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
+              "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, name).bind(2, state).bind(3, spec.dump()).bind(4, now).bind(5, now)
+      .exec();
+  const std::int64_t id = db_.last_insert_id();
+  auto insert = db_.prepare("INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, "
+                            "updated_at) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& c : contexts) {
+    insert.bind(1, id).bind(2, std::string(colltune::name(c.collective))).bind(3, c.comm_size)
+        .bind(4, c.nodes).bind(5, c.ppn).bind(6, now);
+    insert.exec();
+  }
+  tx.commit();
+  return id;
+}
+
 void Store::set_campaign_state(std::int64_t id, const std::string& state,
                                const std::string& error) {
   std::lock_guard lock(mutex_);

@@ -103,6 +103,14 @@ class Store {
   // Campaigns.
   std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,
                                const std::string& state);
+  // The campaign and its contexts in one transaction (a crash leaves all or nothing).
+  struct NewContext {
+    Collective collective;
+    int comm_size, nodes, ppn;
+  };
+  std::int64_t create_campaign_with_contexts(const std::string& name, const nlohmann::json& spec,
+                                             const std::string& state,
+                                             const std::vector<NewContext>& contexts);
   void set_campaign_state(std::int64_t id, const std::string& state, const std::string& error = "");
   std::optional<CampaignRecord> campaign(std::int64_t id);
   // Newest first; empty `state` = any.

@@ -130,3 +130,31 @@ TEST_F(StoreTest, ListsCampaignsNewestFirstWithStateFilterAndEvents) {
 
 }  // namespace
 }  // namespace colltune
+
+namespace colltune {
+namespace {
+
+TEST(RunOrder, OnlyRunsKeepsOrderAndIdentity) {
+  BenchmarkRequest r;
+  r.configs = {TuningConfig{}, TuningConfig{1, 0, 0}, TuningConfig{6, 0, 0}};
+  r.repeats = 2;
+  r.order_seed = 42;
+  const auto full = run_order(r);
+  ASSERT_EQ(full.size(), 6u);
+  r.only_runs = {{2, 1}, {0, 0}};
+  const auto part = run_order(r);
+  ASSERT_EQ(part.size(), 2u);
+  // Same relative order as in the full job.
+  auto pos = [&](std::pair<std::size_t, int> run) {
+    return std::find(full.begin(), full.end(), run) - full.begin();
+  };
+  EXPECT_LT(pos(part[0]), pos(part[1]));
+  r.only_runs = {{3, 0}};
+  EXPECT_THROW(validate_request(r), std::invalid_argument);
+  // The field survives the job record.
+  r.only_runs = {{1, 1}};
+  EXPECT_EQ(nlohmann::json(r).get<BenchmarkRequest>().only_runs, r.only_runs);
+}
+
+}  // namespace
+}  // namespace colltune
