@@ -17,6 +17,7 @@
 #include "runner/sim_backend.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/retune_warm_start.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -91,6 +92,65 @@ Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint
                 std::string(name(ctx.collective)).c_str(), store.runs_of_context(ctx.id, "search").size(),
                 store.runs_of_context(ctx.id, "final").size(), ctx.result.value("evaluations", 0));
   return o;
+}
+
+// The strategies evaluate the warm points first (after the default).
+TEST(RetuneWarmStart, StrategiesStartFromTheWarmPoints) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  SearchSpace space(Collective::bcast, 8, table);
+  StrategyOptions options;
+  options.seed = 5;
+  options.msg_sizes = {1024, 1 << 20};
+  const std::vector<TuningConfig> warm = {{6, 8192, 0}, {2, 65536, 2}, {1, 0, 0}};
+  options.warm_start_points = warm;
+  for (const char* name : {"random", "exhaustive", "bo"}) {
+    auto strategy = make_strategy(name, space, options);
+    auto first = strategy->suggest(5);
+    ASSERT_EQ(first.size(), 5u) << name;
+    // random: the default first; bo: the default and its replicate (its noise model's first
+    // data); exhaustive: the warm points lead.
+    const std::size_t offset = std::string(name) == "exhaustive" ? 0 : std::string(name) == "bo" ? 2 : 1;
+    for (std::size_t i = 0; i < offset; ++i) EXPECT_TRUE(first[i].is_default()) << name;
+    for (std::size_t i = 0; i < 3 && offset + i < first.size(); ++i)
+      EXPECT_EQ(first[offset + i], space.canonical(warm[i])) << name << " #" << i;
+  }
+  // Without warm points, bo's design is its Latin hypercube (not these).
+  options.warm_start_points.clear();
+  auto cold = make_strategy("bo", space, options)->suggest(4);
+  EXPECT_NE(std::vector<TuningConfig>(cold.begin() + 1, cold.end()),
+            std::vector<TuningConfig>(warm.begin(), warm.end()));
+}
+
+// The warm points and prior of a context come from the earlier campaign's matching context.
+TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
+  const fs::path db = fs::temp_directory_path() / ("retune-warm-apply-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  {
+    Store store(db.string());
+    const CampaignSpec spec = parse_campaign_spec({{"backend", "sim"},
+                                                   {"contexts", {{{"collective", "bcast"}, {"comm_size", 8}},
+                                                                 {{"collective", "reduce"}, {"comm_size", 8}}}},
+                                                   {"sizes", "4:1M"}});
+    const auto earlier = CampaignEngine::create_campaign(store, spec);
+    const auto contexts = store.contexts(earlier);
+    store.save_context_result(contexts[0].id,
+                              {{"picks", {{{"msg_size", 4}, {"best", TuningConfig{}}},
+                                          {{"msg_size", 1024}, {"best", TuningConfig{6, 0, 0}}},
+                                          {{"msg_size", 1 << 20}, {"best", TuningConfig{2, 65536, 2}}},
+                                          {{"msg_size", 1 << 19}, {"best", TuningConfig{2, 65536, 2}}}}}});
+    store.save_optimizer_state(contexts[0].id, {{"strategy", "bo"}, {"theta", {1.0, 2.0}}});
+    const auto later = CampaignEngine::create_campaign(store, spec);
+    const auto now = store.contexts(later);
+    StrategyOptions options;
+    EXPECT_EQ(apply_warm_start(store, earlier, now[0], options), 2u);
+    EXPECT_EQ(options.warm_start_points, (std::vector<TuningConfig>{{6, 0, 0}, {2, 65536, 2}}));
+    EXPECT_EQ(options.warm_start_state.at("theta").size(), 2u);
+    StrategyOptions none;
+    EXPECT_EQ(apply_warm_start(store, earlier, now[1], none), 0u);  // reduce: nothing recorded
+    EXPECT_EQ(apply_warm_start(store, 0, now[0], none), 0u);
+    EXPECT_TRUE(none.warm_start_points.empty());
+  }
+  fs::remove(db);
 }
 
 TEST(RetuneWarmStart, SameRegretForAtMostHalfTheCostAfterASmallChange) {
