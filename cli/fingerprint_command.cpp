@@ -37,10 +37,12 @@ struct FingerprintArgs {
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
-  auto j = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);
+  auto j =
+      nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(in), {}), nullptr, false);
   if (j.is_discarded()) throw std::runtime_error(path + " is not JSON");
   // A rules version (GET /api/v1/rules/{id}) carries its fingerprint.
-  if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].is_object()) return j["fingerprint"];
+  if (j.is_object() && j.contains("fingerprint") && j["fingerprint"].is_object())
+    return j["fingerprint"];
   if (j.is_object() && j.contains("hash")) return j;
   throw std::runtime_error(path + " holds no fingerprint");
 }
@@ -56,7 +58,8 @@ int run_fingerprint(const FingerprintArgs& args) {
     options.scheduler = args.scheduler;
     options.partition = args.partition;
     options.ompi_info = args.ompi_info;
-    options.osu_dir = args.osu_dir.empty() ? LocalBackend::bundled_osu_dir() : std::filesystem::path(args.osu_dir);
+    options.osu_dir = args.osu_dir.empty() ? LocalBackend::bundled_osu_dir()
+                                           : std::filesystem::path(args.osu_dir);
     const CommandRunner runner =
         args.scheduler == "none" ? local_command_runner() : srun_command_runner(args.partition);
     fp = collect_fingerprint(runner, options);
@@ -70,21 +73,27 @@ int run_fingerprint(const FingerprintArgs& args) {
     const auto before = read_json_file(args.compare);
     const auto changes = diff_fingerprints(before, fp);
     if (args.json) {
-      std::cout << nlohmann::json{{"changes", changes_json(changes)}, {"relevant", any_relevant(changes)},
-                                  {"fingerprint", fp}}.dump(2)
+      std::cout << nlohmann::json{{"changes", changes_json(changes)},
+                                  {"relevant", any_relevant(changes)},
+                                  {"fingerprint", fp}}
+                       .dump(2)
                 << "\n";
     } else if (changes.empty()) {
-      std::printf("no change since %s (hash %s)\n", args.compare.c_str(), fp.value("hash", "").c_str());
+      std::printf("no change since %s (hash %s)\n", args.compare.c_str(),
+                  fp.value("hash", "").c_str());
     } else {
       std::printf("changes since %s:\n", args.compare.c_str());
       std::printf("%s", format_changes(changes).c_str());
-      std::printf(any_relevant(changes) ? "relevant: tuned rules may no longer fit (colltune retune)\n"
-                                        : "none of them is relevant to tuned rules\n");
+      std::printf(any_relevant(changes)
+                      ? "relevant: tuned rules may no longer fit (colltune retune)\n"
+                      : "none of them is relevant to tuned rules\n");
     }
     return any_relevant(changes) ? 4 : 0;
   }
-  if (args.json) std::cout << fp.dump(2) << "\n";
-  else std::printf("%s", format_fingerprint(fp).c_str());
+  if (args.json)
+    std::cout << fp.dump(2) << "\n";
+  else
+    std::printf("%s", format_fingerprint(fp).c_str());
   return 0;
 }
 
@@ -93,7 +102,8 @@ int run_fingerprint(const FingerprintArgs& args) {
 void add_fingerprint_command(CLI::App& app) {
   auto args = std::make_shared<FingerprintArgs>();
   auto* cmd = app.add_subcommand(
-      "fingerprint", "Describe what tuned rules depend on (Open MPI, coll components, nodes, network)");
+      "fingerprint",
+      "Describe what tuned rules depend on (Open MPI, coll components, nodes, network)");
   cmd->add_option("--scheduler", args->scheduler, "auto (Slurm when sinfo answers), slurm or none")
       ->check(CLI::IsMember({"auto", "slurm", "none"}))
       ->capture_default_str();
@@ -102,8 +112,9 @@ void add_fingerprint_command(CLI::App& app) {
   cmd->add_option("--ompi-info", args->ompi_info, "ompi_info program")->capture_default_str();
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->add_option("-o,--output", args->output, "Also write the JSON to this file");
-  cmd->add_option("--compare", args->compare,
-                  "Compare with a saved fingerprint (or rules version) JSON; exit 4 on a relevant change");
+  cmd->add_option(
+      "--compare", args->compare,
+      "Compare with a saved fingerprint (or rules version) JSON; exit 4 on a relevant change");
   auto* server = cmd->add_option("--server", args->daemon.server,
                                  "Ask this daemon instead (its backend's target)");
   cmd->add_option("--token", args->daemon.token, "API token (default $COLLTUNE_TOKEN)");

@@ -6,8 +6,9 @@
 //   colltune retune --max-age 30        re-tune rules older than 30 days
 //   colltune retune                     re-tune now
 //
-// Exit: 0 nothing to do (a re-tune already running, or its rules awaiting a deploy), 10 a campaign was started, 3 nothing
-// to compare with (no rules version, no recorded fingerprint, no source campaign), 1 error.
+// Exit: 0 nothing to do (a re-tune already running, or its rules awaiting a deploy), 10 a campaign
+// was started, 3 nothing to compare with (no rules version, no recorded fingerprint, no source
+// campaign), 1 error.
 #include <cstdio>
 #include <iostream>
 #include <stdexcept>
@@ -56,7 +57,8 @@ int run_retune(const RetuneArgs& args) {
                   r.value("deployed_to", "").empty()
                       ? " (not deployed)"
                       : (" (deployed to " + r.value("deployed_to", "") + ")").c_str(),
-                  d.value("age_days", 0.0), short_hash(r.value("fingerprint_hash", nlohmann::json())).c_str(),
+                  d.value("age_days", 0.0),
+                  short_hash(r.value("fingerprint_hash", nlohmann::json())).c_str(),
                   short_hash(d.value("current_fingerprint_hash", nlohmann::json())).c_str());
     }
     const auto& changes = d.value("changes", nlohmann::json::array());
@@ -64,7 +66,9 @@ int run_retune(const RetuneArgs& args) {
       std::printf("changed since the rules were tuned:\n");
       for (const auto& c : changes) {
         auto show = [](const nlohmann::json& v) {
-          std::string s = v.is_null() ? "(absent)" : v.is_string() ? v.get<std::string>() : v.dump();
+          std::string s = v.is_null()     ? "(absent)"
+                          : v.is_string() ? v.get<std::string>()
+                                          : v.dump();
           return s.size() > 100 ? s.substr(0, 97) + "..." : s;
         };
         std::printf("  %s: %s -> %s%s\n", c.value("field", "").c_str(), show(c["before"]).c_str(),
@@ -74,7 +78,8 @@ int run_retune(const RetuneArgs& args) {
     std::printf("%s\n", d.value("message", action).c_str());
   }
   if (action == "retune") return args.dry_run ? kExitNothingToDo : kExitRetuneStarted;
-  if (action == "nothing" || action == "running" || action == "awaiting_deploy") return kExitNothingToDo;
+  if (action == "nothing" || action == "running" || action == "awaiting_deploy")
+    return kExitNothingToDo;
   return kExitCannotCompare;
 }
 
@@ -93,7 +98,8 @@ void add_retune_command(CLI::App& app) {
   cmd->add_flag("--dry-run", args->dry_run, "Say what would happen; start nothing");
   cmd->add_option("--reason", args->reason, "Why (kept with the campaign's event)");
   cmd->add_flag("--json", args->json, "Print the daemon's answer as JSON");
-  cmd->add_option("--server", args->daemon.server, "Daemon URL (default $COLLTUNE_SERVER or http://127.0.0.1:8080)");
+  cmd->add_option("--server", args->daemon.server,
+                  "Daemon URL (default $COLLTUNE_SERVER or http://127.0.0.1:8080)");
   cmd->add_option("--token", args->daemon.token, "Admin API token (default $COLLTUNE_TOKEN)");
   cmd->add_option("--ca-cert", args->daemon.ca_cert, "PEM file to trust for https");
   cmd->callback([args] {

@@ -8,7 +8,9 @@
 // Exit: 0 the rules hold, 10 regression and a re-tuning campaign was started (or is already
 // running), 11 regression reported without a server, 1 error.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include "cli/commands.h"
@@ -51,7 +53,8 @@ std::map<std::string, double> parse_expectations(const std::string& text) {
     const std::string item = text.substr(start, end - start);
     start = end + 1;
     const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("--expect-speedup: '" + item + "' is not CELL=SPEEDUP");
+    if (eq == std::string::npos)
+      throw std::invalid_argument("--expect-speedup: '" + item + "' is not CELL=SPEEDUP");
     const auto cells = parse_sentinel_cells(item.substr(0, eq));
     double v = 0;
     try {
@@ -59,7 +62,8 @@ std::map<std::string, double> parse_expectations(const std::string& text) {
     } catch (const std::exception&) {
       throw std::invalid_argument("--expect-speedup: '" + item + "': speed-up is not a number");
     }
-    if (!(v > 0)) throw std::invalid_argument("--expect-speedup: '" + item + "': speed-up must be > 0");
+    if (!(v > 0))
+      throw std::invalid_argument("--expect-speedup: '" + item + "': speed-up must be > 0");
     out[to_string(cells.front())] = v;
   }
   return out;
@@ -90,7 +94,8 @@ int run_sentinel_command(const SentinelArgs& args) {
     options.cells = parse_sentinel_cells(args.cells);
   } else {
     // The cells the file tunes, read as the target's Open MPI reads it.
-    const auto version = parse_ompi_version(backend->describe().ompi_version).value_or(OmpiVersion{4, 1, 4});
+    const auto version =
+        parse_ompi_version(backend->describe().ompi_version).value_or(OmpiVersion{4, 1, 4});
     const auto read = read_rules_file(args.rules, rules_dialect_for(version));
     if (!read.loaded)
       throw std::invalid_argument(args.rules + ": Open MPI " + version.to_string() +
@@ -103,8 +108,10 @@ int run_sentinel_command(const SentinelArgs& args) {
 
   CancelFlag cancel;
   const SentinelReport report = run_sentinel(*backend, options, cancel);
-  if (args.json) std::cout << report.to_json().dump(2) << "\n";
-  else std::printf("%s", report.to_text().c_str());
+  if (args.json)
+    std::cout << report.to_json().dump(2) << "\n";
+  else
+    std::printf("%s", report.to_text().c_str());
   if (report.failed_runs == report.runs)
     throw std::runtime_error("every run failed: " + report.first_failure);
   if (!report.regression) return kExitNothingToDo;
@@ -120,8 +127,8 @@ int run_sentinel_command(const SentinelArgs& args) {
       reason += buf;
     }
   reason.pop_back();
-  const nlohmann::json body = {{"force", true}, {"if_changed", false}, {"reason", reason},
-                               {"sentinel", report.to_json()}};
+  const nlohmann::json body = {
+      {"force", true}, {"if_changed", false}, {"reason", reason}, {"sentinel", report.to_json()}};
   const auto answer = daemon_request(args.daemon, "POST", "/api/v1/retune", body.dump());
   const std::string action = answer.body.value("action", "");
   if (!args.json) std::printf("%s\n", answer.body.value("message", action).c_str());
@@ -136,25 +143,35 @@ void add_sentinel_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "sentinel", "Check that deployed rules still beat Open MPI's default (cheap; for cron)");
   cmd->add_option("--rules", args->rules, "The rules file (as deployed)")->required();
-  cmd->add_option("--cells", args->cells,
-                  "Cells to measure, e.g. bcast:1M,allreduce:64K (default: up to 3 the file tunes)");
+  cmd->add_option(
+      "--cells", args->cells,
+      "Cells to measure, e.g. bcast:1M,allreduce:64K (default: up to 3 the file tunes)");
   cmd->add_option("--np", args->np, "Ranks")->check(CLI::Range(2, 1 << 20))->capture_default_str();
-  cmd->add_option("--nodes", args->nodes, "Nodes")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--nodes", args->nodes, "Nodes")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--rounds", args->rounds, "Interleaved (tuned, default) pairs per cell")
       ->check(CLI::Range(3, 1000))
       ->capture_default_str();
-  cmd->add_option("--iterations", args->iterations, "OSU -i per run")->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("--warmup", args->warmup, "OSU -x per run")->check(CLI::Range(0, 1000000))->capture_default_str();
-  cmd->add_option("--seed", args->seed, "Seed of the order and of the bootstrap")->capture_default_str();
+  cmd->add_option("--iterations", args->iterations, "OSU -i per run")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", args->warmup, "OSU -x per run")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "Seed of the order and of the bootstrap")
+      ->capture_default_str();
   cmd->add_option("--tolerance", args->tolerance, "Slow-down accepted before it is a regression")
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   cmd->add_option("--confidence", args->confidence, "Of the bootstrap interval")
       ->check(CLI::Range(0.5, 0.9999))
       ->capture_default_str();
-  cmd->add_option("--expect-speedup", args->expect,
-                  "Speed-ups measured at tuning, e.g. bcast:1M=1.8 (a lost advantage then fires too)");
-  cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")->capture_default_str();
+  cmd->add_option(
+      "--expect-speedup", args->expect,
+      "Speed-ups measured at tuning, e.g. bcast:1M=1.8 (a lost advantage then fires too)");
+  cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")
+      ->capture_default_str();
   cmd->add_option("--backend-settings", args->backend_settings, "Its settings (JSON object)");
   cmd->add_option("--osu-dir", args->osu_dir, "OSU folder (default: the bundled benchmark)");
   cmd->add_flag("--json", args->json, "Print the report as JSON");

@@ -16,6 +16,7 @@
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/retune.h"
 #include "server/rules_stage.h"
 #include "server/store.h"
 
@@ -162,6 +163,12 @@ int run_tune(const TuneArgs& args) {
   rules_options.work_dir = args.db + ".work";
   rules_options.verify = !args.no_verify;
   rules_options.remeasure_rounds = args.final_repeats;
+  // What the rules depend on, stored with them so `colltune retune --if-changed` can compare.
+  try {
+    rules_options.fingerprint = backend_fingerprint(args.backend, backend_settings, *backend);
+  } catch (const std::exception& e) {
+    spdlog::warn("no fingerprint recorded with the rules: {}", e.what());
+  }
   {
     const auto spec = parse_campaign_spec(store.campaign(campaign_id)->spec);
     rules_options.format = spec.rules_format;

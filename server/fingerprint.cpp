@@ -115,7 +115,8 @@ OmpiInfoParams parse_ompi_info_params(const std::string& text) {
       if (!starts_with(name, prefix) || name.size() <= prefix.size() + suffix.size() ||
           name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
         continue;
-      const std::string coll = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+      const std::string coll =
+          name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
       if (f[7] == "0") continue;  // "ignore"
       out.algorithms[coll][f[7]] = f[8];
     }
@@ -132,7 +133,7 @@ bool truthy(const std::string& v) {
 // several ranks (self: MPI_COMM_SELF; inter: inter-communicators; sync: only with
 // barrier_before/after; libnbc: non-blocking; cuda, monitoring: wrappers; basic: fallback).
 bool special_component(const std::string& name) {
-  static const std::set<std::string> kSpecial = {"self", "inter", "sync", "libnbc",
+  static const std::set<std::string> kSpecial = {"self", "inter",      "sync", "libnbc",
                                                  "cuda", "monitoring", "basic"};
   return kSpecial.count(name) > 0;
 }
@@ -140,12 +141,16 @@ bool special_component(const std::string& name) {
 void collect_open_mpi(Builder& b, const CommandRunner& run, const FingerprintOptions& options) {
   const auto version = run({options.ompi_info, "--version"}, "");
   const auto parsed = version.ok() ? parse_ompi_version(version.stdout_text) : std::nullopt;
-  if (parsed) b.set("open_mpi.version", parsed->to_string());
-  else b.unknown("open_mpi.version", version.ok() ? "no version in ompi_info --version" : "ompi_info: " + version.failure());
+  if (parsed)
+    b.set("open_mpi.version", parsed->to_string());
+  else
+    b.unknown("open_mpi.version", version.ok() ? "no version in ompi_info --version"
+                                               : "ompi_info: " + version.failure());
 
   const auto params =
       run({options.ompi_info, "--param", "coll", "all", "--level", "9", "--parsable"}, "");
-  const OmpiInfoParams p = params.ok() ? parse_ompi_info_params(params.stdout_text) : OmpiInfoParams{};
+  const OmpiInfoParams p =
+      params.ok() ? parse_ompi_info_params(params.stdout_text) : OmpiInfoParams{};
   const std::string why = params.ok() ? "no coll parameters in ompi_info output"
                                       : "ompi_info --param coll all: " + params.failure();
   if (p.algorithms.empty()) {
@@ -189,7 +194,8 @@ void collect_open_mpi(Builder& b, const CommandRunner& run, const FingerprintOpt
       c["enable"] = it->second;
       active = active && truthy(it->second);
     }
-    if (!listed.empty()) active = active && (exclude ? !listed.count(name) : listed.count(name) > 0);
+    if (!listed.empty())
+      active = active && (exclude ? !listed.count(name) : listed.count(name) > 0);
     c["active"] = active;
     if (name == "tuned") tuned_priority = priority;
     components[name] = c;
@@ -218,10 +224,14 @@ void collect_osu(Builder& b, const CommandRunner& run, const FingerprintOptions&
   std::string version;
   for (const auto& line : lines_of(out.stdout_text)) {
     const auto pos = line.find(" v");
-    if (starts_with(line, "# OSU") && pos != std::string::npos) version = trim(line.substr(pos + 2));
+    if (starts_with(line, "# OSU") && pos != std::string::npos)
+      version = trim(line.substr(pos + 2));
   }
-  if (!version.empty()) b.set("osu.version", version);
-  else b.unknown("osu.version", out.ok() ? "osu_bcast --version printed no version" : "osu_bcast: " + out.failure());
+  if (!version.empty())
+    b.set("osu.version", version);
+  else
+    b.unknown("osu.version",
+              out.ok() ? "osu_bcast --version printed no version" : "osu_bcast: " + out.failure());
 }
 
 // ---- Nodes ---------------------------------------------------------------------------------
@@ -277,7 +287,8 @@ json summarize_lstopo(const std::string& text) {
     std::size_t start = 0;
     while (start <= line.size()) {
       auto end = line.find(" + ", start);
-      const std::string token = trim(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      const std::string token =
+          trim(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
       start = end == std::string::npos ? line.size() + 1 : end + 3;
       const std::string type = token.substr(0, token.find(' '));
       if (kCounted.count(type)) {
@@ -287,7 +298,8 @@ json summarize_lstopo(const std::string& text) {
           cache_sizes[type].insert(token.substr(open + 1, token.find(')', open) - open - 1));
       } else if (type == "Net" || type == "OpenFabrics") {
         const auto q = token.find('"');
-        const std::string name = q == std::string::npos ? token : token.substr(q + 1, token.rfind('"') - q - 1);
+        const std::string name =
+            q == std::string::npos ? token : token.substr(q + 1, token.rfind('"') - q - 1);
         (type == "Net" ? net : fabrics).insert(name);
       }
     }
@@ -313,20 +325,28 @@ void collect_node_details(Builder& b, const CommandRunner& run, const std::strin
     const auto j = json::parse(lscpu.stdout_text, nullptr, false);
     if (!j.is_discarded() && j.contains("lscpu")) lscpu_fields(j["lscpu"], f);
   }
-  if (f.count("Model name")) b.set(prefix + ".cpu_model", f["Model name"]);
-  else b.unknown(prefix + ".cpu_model", lscpu.ok() ? "lscpu -J has no model name" : "lscpu: " + lscpu.failure());
+  if (f.count("Model name"))
+    b.set(prefix + ".cpu_model", f["Model name"]);
+  else
+    b.unknown(prefix + ".cpu_model",
+              lscpu.ok() ? "lscpu -J has no model name" : "lscpu: " + lscpu.failure());
 
   CommandOutput topo = run({"lstopo-no-graphics", "--of", "console"}, node);
   if (!topo.found) topo = run({"hwloc-ls", "--of", "console"}, node);
-  if (topo.ok()) b.set(prefix + ".topology", summarize_lstopo(topo.stdout_text));
-  else b.unknown(prefix + ".topology", "lstopo-no-graphics: " + topo.failure());
+  if (topo.ok())
+    b.set(prefix + ".topology", summarize_lstopo(topo.stdout_text));
+  else
+    b.unknown(prefix + ".topology", "lstopo-no-graphics: " + topo.failure());
 
   const auto uname = run({"uname", "-r"}, node);
-  if (uname.ok() && !trim(uname.stdout_text).empty()) b.set(prefix + ".kernel", trim(uname.stdout_text));
-  else b.unknown(prefix + ".kernel", "uname -r: " + uname.failure());
+  if (uname.ok() && !trim(uname.stdout_text).empty())
+    b.set(prefix + ".kernel", trim(uname.stdout_text));
+  else
+    b.unknown(prefix + ".kernel", "uname -r: " + uname.failure());
 }
 
-std::string type_name(const std::string& cpus, const std::string& sct, const std::string& features) {
+std::string type_name(const std::string& cpus, const std::string& sct,
+                      const std::string& features) {
   std::string name = cpus + "cpu " + sct;
   if (!features.empty() && features != "(null)") name += " " + features;
   return path_key(name);
@@ -342,18 +362,23 @@ void collect_this_machine(Builder& b, const CommandRunner& run) {
     if (!j.is_discarded() && j.contains("lscpu")) lscpu_fields(j["lscpu"], f);
   }
   const std::string cpus = f.count("CPU(s)") ? f["CPU(s)"] : kUnknown;
-  const std::string sct = (f.count("Socket(s)") && f.count("Core(s) per socket") &&
-                           f.count("Thread(s) per core"))
-                              ? f["Socket(s)"] + ":" + f["Core(s) per socket"] + ":" + f["Thread(s) per core"]
-                              : kUnknown;
+  const std::string sct =
+      (f.count("Socket(s)") && f.count("Core(s) per socket") && f.count("Thread(s) per core"))
+          ? f["Socket(s)"] + ":" + f["Core(s) per socket"] + ":" + f["Thread(s) per core"]
+          : kUnknown;
   const std::string type = type_name(cpus, sct, "");
   const std::string prefix = "node_types." + type;
   b.set("cluster.nodes", json{{"localhost", type}});
   b.set(prefix + ".nodes", 1);
-  if (cpus != kUnknown) b.set(prefix + ".cpus", std::stoi(cpus));
-  else b.unknown(prefix + ".cpus", "lscpu: " + (lscpu.ok() ? std::string("no CPU(s)") : lscpu.failure()));
-  if (sct != kUnknown) b.set(prefix + ".sockets_cores_threads", sct);
-  else b.unknown(prefix + ".sockets_cores_threads", "lscpu: no socket/core/thread counts");
+  if (cpus != kUnknown)
+    b.set(prefix + ".cpus", std::stoi(cpus));
+  else
+    b.unknown(prefix + ".cpus",
+              "lscpu: " + (lscpu.ok() ? std::string("no CPU(s)") : lscpu.failure()));
+  if (sct != kUnknown)
+    b.set(prefix + ".sockets_cores_threads", sct);
+  else
+    b.unknown(prefix + ".sockets_cores_threads", "lscpu: no socket/core/thread counts");
   const auto meminfo = run({"cat", "/proc/meminfo"}, "");
   bool memory = false;
   for (const auto& line : lines_of(meminfo.stdout_text))
@@ -440,9 +465,12 @@ void collect_network(Builder& b, const CommandRunner& run, const std::string& no
       const auto colon = line.find(':');
       if (colon == std::string::npos) continue;
       const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
-      if (key == "hca_id") hca = path_key(value), port.clear();
-      else if (hca.empty()) continue;
-      else if (key == "port") port = value;
+      if (key == "hca_id")
+        hca = path_key(value), port.clear();
+      else if (hca.empty())
+        continue;
+      else if (key == "port")
+        port = value;
       else if (port.empty() && (key == "transport" || key == "fw_ver" || key == "vendor_part_id"))
         devices[hca][key] = value;
       else if (!port.empty() && (key == "link_layer" || key == "active_mtu" ||
@@ -465,15 +493,20 @@ void collect_network(Builder& b, const CommandRunner& run, const std::string& no
       const std::string line = trim(raw);
       if (starts_with(line, "#")) {
         const std::string body = trim(line.substr(1));
-        if (starts_with(body, "Transport:")) transport = trim(body.substr(10));
+        if (starts_with(body, "Transport:"))
+          transport = trim(body.substr(10));
         else if (starts_with(body, "Device:") && !transport.empty())
           transports.insert(transport + "/" + trim(body.substr(7)));
       }
     }
-    if (devices.ok()) b.set("network.ucx.transports", std::vector<std::string>(transports.begin(), transports.end()));
-    else b.unknown("network.ucx.transports", "ucx_info -d: " + devices.failure());
+    if (devices.ok())
+      b.set("network.ucx.transports",
+            std::vector<std::string>(transports.begin(), transports.end()));
+    else
+      b.unknown("network.ucx.transports", "ucx_info -d: " + devices.failure());
   } else {
-    b.unknown("network.ucx", "ucx_info -v: " + (ucx.ok() ? std::string("no version line") : ucx.failure()));
+    b.unknown("network.ucx",
+              "ucx_info -v: " + (ucx.ok() ? std::string("no version line") : ucx.failure()));
   }
 
   const auto fi = run({"fi_info"}, node);
@@ -482,7 +515,8 @@ void collect_network(Builder& b, const CommandRunner& run, const std::string& no
     std::string provider;
     for (const auto& raw : lines_of(fi.stdout_text)) {
       const std::string line = trim(raw);
-      if (starts_with(line, "provider:")) provider = trim(line.substr(9));
+      if (starts_with(line, "provider:"))
+        provider = trim(line.substr(9));
       else if (starts_with(line, "domain:") && !provider.empty())
         endpoints.insert(provider + "/" + trim(line.substr(7)));
     }
@@ -511,8 +545,10 @@ void diff_into(const json& a, const json& b, const std::string& path,
       if (path.empty() && skipped_top_keys().count(k)) continue;
       const std::string p = path.empty() ? k : path + "." + k;
       const bool in_a = a.contains(k), in_b = b.contains(k);
-      if (in_a && in_b) diff_into(a[k], b[k], p, out);
-      else out.push_back({p, in_a ? a[k] : json(nullptr), in_b ? b[k] : json(nullptr), false});
+      if (in_a && in_b)
+        diff_into(a[k], b[k], p, out);
+      else
+        out.push_back({p, in_a ? a[k] : json(nullptr), in_b ? b[k] : json(nullptr), false});
     }
     return;
   }
@@ -520,7 +556,8 @@ void diff_into(const json& a, const json& b, const std::string& path,
   if (a.is_array() && b.is_array() && a.size() == b.size() && !a.empty() &&
       std::all_of(a.begin(), a.end(), [](const json& x) { return x.is_object(); }) &&
       std::all_of(b.begin(), b.end(), [](const json& x) { return x.is_object(); })) {
-    for (std::size_t i = 0; i < a.size(); ++i) diff_into(a[i], b[i], path + "." + std::to_string(i), out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      diff_into(a[i], b[i], path + "." + std::to_string(i), out);
     return;
   }
   if (a != b) out.push_back({path, a, b, false});
@@ -578,8 +615,8 @@ ProcessOptions command_options(double timeout_s) {
   o.timeout_s = timeout_s;
   o.max_output_bytes = 4 << 20;
   // osu_bcast --version initialises MPI as a singleton; root needs these to be allowed.
-  o.env = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"},
-           {"LC_ALL", "C"}};
+  o.env = {
+      {"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}, {"LC_ALL", "C"}};
   return o;
 }
 }  // namespace
@@ -595,18 +632,19 @@ CommandRunner local_command_runner(double timeout_s) {
 
 CommandRunner srun_command_runner(const std::string& partition, double timeout_s) {
   auto local = local_command_runner(timeout_s);
-  return [partition, timeout_s, local](const std::vector<std::string>& argv, const std::string& node) {
-    if (node.empty()) return local(argv, node);
-    std::vector<std::string> full = {"srun", "-N1", "-n1", "-w", node, "--quiet"};
-    if (!partition.empty()) full.insert(full.end(), {"-p", partition});
-    full.push_back("--");
-    full.insert(full.end(), argv.begin(), argv.end());
-    auto out = from_process(run_process(full, command_options(timeout_s)), "srun", timeout_s);
-    // srun reports a missing program as exit 2 with "execve(): ...: No such file".
-    if (out.exit_code != 0 && out.stderr_text.find("No such file") != std::string::npos)
-      out.found = false, out.error = argv[0] + ": not found on " + node;
-    return out;
-  };
+  return
+      [partition, timeout_s, local](const std::vector<std::string>& argv, const std::string& node) {
+        if (node.empty()) return local(argv, node);
+        std::vector<std::string> full = {"srun", "-N1", "-n1", "-w", node, "--quiet"};
+        if (!partition.empty()) full.insert(full.end(), {"-p", partition});
+        full.push_back("--");
+        full.insert(full.end(), argv.begin(), argv.end());
+        auto out = from_process(run_process(full, command_options(timeout_s)), "srun", timeout_s);
+        // srun reports a missing program as exit 2 with "execve(): ...: No such file".
+        if (out.exit_code != 0 && out.stderr_text.find("No such file") != std::string::npos)
+          out.found = false, out.error = argv[0] + ": not found on " + node;
+        return out;
+      };
 }
 
 CommandRunner recorded_command_runner(const std::vector<fs::path>& folders) {
@@ -619,7 +657,8 @@ CommandRunner recorded_command_runner(const std::vector<fs::path>& folders) {
   std::vector<Entry> entries;  // overlay folders first
   for (const auto& folder : folders) {
     const auto manifest = json::parse(read_text(folder / "manifest.json"), nullptr, false);
-    if (manifest.is_discarded() || !manifest.contains("commands") || !manifest["commands"].is_array())
+    if (manifest.is_discarded() || !manifest.contains("commands") ||
+        !manifest["commands"].is_array())
       throw std::runtime_error((folder / "manifest.json").string() + ": not a command manifest");
     for (const auto& c : manifest["commands"]) {
       Entry e;
@@ -631,8 +670,10 @@ CommandRunner recorded_command_runner(const std::vector<fs::path>& folders) {
         e.output.exit_code = 127;
         e.output.error = e.argv.at(0) + ": not found";
       }
-      if (c.contains("stdout")) e.output.stdout_text = read_text(folder / c["stdout"].get<std::string>());
-      if (c.contains("stderr")) e.output.stderr_text = read_text(folder / c["stderr"].get<std::string>());
+      if (c.contains("stdout"))
+        e.output.stdout_text = read_text(folder / c["stdout"].get<std::string>());
+      if (c.contains("stderr"))
+        e.output.stderr_text = read_text(folder / c["stderr"].get<std::string>());
       entries.push_back(std::move(e));
     }
   }
@@ -646,7 +687,8 @@ CommandRunner recorded_command_runner(const std::vector<fs::path>& folders) {
       if (!e.any_node && e.node != node) continue;
       return e.output;
     }
-    return CommandOutput{false, 127, "", "", argv.empty() ? "empty command" : argv[0] + ": not found"};
+    return CommandOutput{false, 127, "", "",
+                         argv.empty() ? "empty command" : argv[0] + ": not found"};
   };
 }
 
@@ -666,7 +708,8 @@ json collect_fingerprint(const CommandRunner& run, const FingerprintOptions& opt
   if (!slurm) collect_this_machine(b, run);
   // The network of the first node type's sampled node (where the benchmarks run).
   std::string node;
-  if (b.doc.contains("node_types") && b.doc["node_types"].is_object() && !b.doc["node_types"].empty())
+  if (b.doc.contains("node_types") && b.doc["node_types"].is_object() &&
+      !b.doc["node_types"].empty())
     node = b.doc["node_types"].begin()->value("sampled_node", "");
   collect_network(b, run, node);
   b.doc["hash"] = fingerprint_hash(b.doc);
@@ -678,8 +721,11 @@ json model_fingerprint(const BackendInfo& info) {
              {"collected_at", unix_time_now()},
              {"collected_on", info.host},
              {"unknown", json::object()}};
-  if (auto v = parse_ompi_version(info.ompi_version)) fp["open_mpi"]["version"] = v->to_string();
-  else fp["open_mpi"]["version"] = kUnknown, fp["unknown"]["open_mpi.version"] = "the backend does not say";
+  if (auto v = parse_ompi_version(info.ompi_version))
+    fp["open_mpi"]["version"] = v->to_string();
+  else
+    fp["open_mpi"]["version"] = kUnknown,
+    fp["unknown"]["open_mpi.version"] = "the backend does not say";
   json model = {{"backend", info.backend}, {"benchmark", info.benchmark}};
   // What shapes the landscape; not the noise seed or how the clock is kept.
   static const std::set<std::string> kNotModel = {"seed", "noise", "virtual_clock",
@@ -712,7 +758,7 @@ bool is_relevant_field(const std::string& path) {
   if (top == "cluster") return parts.size() >= 2 && parts[1] == "node_count";
   if (top == "node_types") {
     if (parts.size() <= 2) return true;  // a node type appeared or disappeared
-    static const std::set<std::string> kFields = {"nodes", "cpus", "sockets_cores_threads",
+    static const std::set<std::string> kFields = {"nodes",     "cpus",     "sockets_cores_threads",
                                                   "cpu_model", "features", "topology"};
     return kFields.count(parts[2]) > 0;
   }
@@ -721,15 +767,16 @@ bool is_relevant_field(const std::string& path) {
 
 std::vector<FingerprintChange> diff_fingerprints(const json& before, const json& after) {
   std::vector<FingerprintChange> out;
-  diff_into(before.is_object() ? before : json::object(), after.is_object() ? after : json::object(),
-            "", out);
+  diff_into(before.is_object() ? before : json::object(),
+            after.is_object() ? after : json::object(), "", out);
   for (auto& c : out) {
     bool unknown_side = is_unknown(c.before) || is_unknown(c.after);
     // A whole subtree on one side whose counterpart is unknown (e.g. "network.ucx").
     c.relevant = !unknown_side && is_relevant_field(c.field);
   }
-  std::sort(out.begin(), out.end(),
-            [](const FingerprintChange& a, const FingerprintChange& b) { return a.field < b.field; });
+  std::sort(out.begin(), out.end(), [](const FingerprintChange& a, const FingerprintChange& b) {
+    return a.field < b.field;
+  });
   return out;
 }
 
@@ -750,7 +797,8 @@ std::string format_changes(const std::vector<FingerprintChange>& changes) {
 json changes_json(const std::vector<FingerprintChange>& changes) {
   json out = json::array();
   for (const auto& c : changes)
-    out.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}, {"relevant", c.relevant}});
+    out.push_back(
+        {{"field", c.field}, {"before", c.before}, {"after", c.after}, {"relevant", c.relevant}});
   return out;
 }
 
@@ -762,12 +810,14 @@ std::string format_fingerprint(const json& fp) {
   };
   std::ostringstream out;
   if (fp.contains("model")) {
-    out << "model backend:  " << get(json::json_pointer("/model/backend")) << " (" << get(json::json_pointer("/collected_on")) << ")\n";
+    out << "model backend:  " << get(json::json_pointer("/model/backend")) << " ("
+        << get(json::json_pointer("/collected_on")) << ")\n";
     out << "Open MPI:       " << get(json::json_pointer("/open_mpi/version")) << "\n";
   } else {
     out << "Open MPI:       " << get(json::json_pointer("/open_mpi/version")) << "\n";
     std::string algs = kUnknown;
-    if (fp.contains("coll_tuned") && fp["coll_tuned"].is_object() && fp["coll_tuned"].contains("algorithms")) {
+    if (fp.contains("coll_tuned") && fp["coll_tuned"].is_object() &&
+        fp["coll_tuned"].contains("algorithms")) {
       algs.clear();
       for (const auto& [coll, ids] : fp["coll_tuned"]["algorithms"].items())
         algs += (algs.empty() ? "" : " ") + coll + ":" + std::to_string(ids.size());
@@ -782,8 +832,10 @@ std::string format_fingerprint(const json& fp) {
     }
     out << "coll active:    " << comps << "\n";
     out << "tuned pre-empted by: " << get(json::json_pointer("/tuned_preempted_by")) << "\n";
-    out << "OSU:            " << get(json::json_pointer("/osu/version")) << " (" << get(json::json_pointer("/osu/path")) << ")\n";
-    out << "nodes:          " << get(json::json_pointer("/cluster/node_count")) << " (" << get(json::json_pointer("/cluster/scheduler")) << ")\n";
+    out << "OSU:            " << get(json::json_pointer("/osu/version")) << " ("
+        << get(json::json_pointer("/osu/path")) << ")\n";
+    out << "nodes:          " << get(json::json_pointer("/cluster/node_count")) << " ("
+        << get(json::json_pointer("/cluster/scheduler")) << ")\n";
     if (fp.contains("node_types") && fp["node_types"].is_object())
       for (const auto& [t, n] : fp["node_types"].items()) {
         out << "  type " << t << ": " << (n.is_object() ? n.value("nodes", 0) : 0) << " node(s)";
@@ -796,9 +848,19 @@ std::string format_fingerprint(const json& fp) {
     out << "network:        ";
     if (fp.contains("network") && fp["network"].is_object()) {
       const auto& n = fp["network"];
-      out << "verbs " << (n.contains("ibverbs") ? (n["ibverbs"].is_object() ? std::to_string(n["ibverbs"].size()) + " device(s)" : show(n["ibverbs"])) : kUnknown)
-          << ", UCX " << (n.contains("ucx") && n["ucx"].is_object() ? show(n["ucx"].value("version", json(kUnknown))) : kUnknown)
-          << ", libfabric " << (n.contains("libfabric") && n["libfabric"].is_array() ? std::to_string(n["libfabric"].size()) + " endpoint(s)" : kUnknown);
+      out << "verbs "
+          << (n.contains("ibverbs")
+                  ? (n["ibverbs"].is_object() ? std::to_string(n["ibverbs"].size()) + " device(s)"
+                                              : show(n["ibverbs"]))
+                  : kUnknown)
+          << ", UCX "
+          << (n.contains("ucx") && n["ucx"].is_object()
+                  ? show(n["ucx"].value("version", json(kUnknown)))
+                  : kUnknown)
+          << ", libfabric "
+          << (n.contains("libfabric") && n["libfabric"].is_array()
+                  ? std::to_string(n["libfabric"].size()) + " endpoint(s)"
+                  : kUnknown);
     }
     out << "\n";
   }

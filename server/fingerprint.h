@@ -28,10 +28,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "runner/backend.h"
 
@@ -79,7 +78,7 @@ struct FingerprintOptions {
   // "auto": use Slurm when sinfo answers; "slurm": Slurm expected (its failure is unknown);
   // "none": this machine only.
   std::string scheduler = "auto";
-  std::string partition;  // Slurm partition; empty = the default one
+  std::string partition;    // Slurm partition; empty = the default one
   double collected_at = 0;  // 0 = now
 };
 
@@ -99,7 +98,7 @@ std::string fingerprint_hash(const nlohmann::json& fingerprint);
 bool is_relevant_field(const std::string& path);
 
 struct FingerprintChange {
-  std::string field;  // dotted path, e.g. "open_mpi.version", "node_types.x.cpus"
+  std::string field;      // dotted path, e.g. "open_mpi.version", "node_types.x.cpus"
   nlohmann::json before;  // null when the field was added
   nlohmann::json after;   // null when the field was removed
   bool relevant = false;  // relevant field, and both sides known

@@ -35,44 +35,47 @@ void add_retune_routes(Router& router, ApiContext& api) {
                  if (auto c = api.store.campaign(*rules->campaign_id); c && c->spec.is_object())
                    name = c->spec.value("backend", std::string());
                }
-               if (name.empty() || !api.config.backend(name)) name = api.config.backends.front().name;
+               if (name.empty() || !api.config.backend(name))
+                 name = api.config.backends.front().name;
                send_json(res, 200, {{"backend", name}, {"fingerprint", fingerprint_of(api, name)}});
              });
 
-  router.add("POST", "/api/v1/retune", Access::admin, {},
-             [&api](const ApiRequest& req, httplib::Response& res) {
-               const json body = req.json_body(true);
-               RetuneOptions options;
-               try {
-                 options = RetuneOptions::from_json(body);
-               } catch (const std::invalid_argument& e) {
-                 throw bad_request(e.what());
-               }
-               auto current = [&api](const std::string& backend) { return fingerprint_of(api, backend); };
-               auto create = [&api](const json& spec) {
-                 try {
-                   return api.campaigns.create(spec);
-                 } catch (const std::invalid_argument& e) {
-                   throw conflict(std::string("cannot start the re-tuning campaign: ") + e.what());
-                 }
-               };
-               const RetuneDecision d = retune(api.store, options, current, create);
-               const bool started = d.action == "retune" && d.campaign.has_value();
-               if (started) {
-                 json relevant = json::array();
-                 for (const auto& c : d.changes)
-                   if (c.relevant) relevant.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
-                 json payload = {{"campaign_id", d.campaign->id},
-                                 {"source_campaign_id", d.source->id},
-                                 {"rules_version_id", d.rules->id},
-                                 {"reasons", d.reasons},
-                                 {"changes", relevant}};
-                 if (body.contains("sentinel")) payload["sentinel"] = body["sentinel"];
-                 if (req.principal) payload["requested_by"] = req.principal->name;
-                 api.hub.record(d.campaign->id, "retune_started", payload);
-               }
-               send_json(res, started ? 201 : 200, d.to_json());
-             });
+  router.add(
+      "POST", "/api/v1/retune", Access::admin, {},
+      [&api](const ApiRequest& req, httplib::Response& res) {
+        const json body = req.json_body(true);
+        RetuneOptions options;
+        try {
+          options = RetuneOptions::from_json(body);
+        } catch (const std::invalid_argument& e) {
+          throw bad_request(e.what());
+        }
+        auto current = [&api](const std::string& backend) { return fingerprint_of(api, backend); };
+        auto create = [&api](const json& spec) {
+          try {
+            return api.campaigns.create(spec);
+          } catch (const std::invalid_argument& e) {
+            throw conflict(std::string("cannot start the re-tuning campaign: ") + e.what());
+          }
+        };
+        const RetuneDecision d = retune(api.store, options, current, create);
+        const bool started = d.action == "retune" && d.campaign.has_value();
+        if (started) {
+          json relevant = json::array();
+          for (const auto& c : d.changes)
+            if (c.relevant)
+              relevant.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}});
+          json payload = {{"campaign_id", d.campaign->id},
+                          {"source_campaign_id", d.source->id},
+                          {"rules_version_id", d.rules->id},
+                          {"reasons", d.reasons},
+                          {"changes", relevant}};
+          if (body.contains("sentinel")) payload["sentinel"] = body["sentinel"];
+          if (req.principal) payload["requested_by"] = req.principal->name;
+          api.hub.record(d.campaign->id, "retune_started", payload);
+        }
+        send_json(res, started ? 201 : 200, d.to_json());
+      });
 }
 
 }  // namespace colltune

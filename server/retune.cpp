@@ -52,14 +52,15 @@ json backend_fingerprint(const std::string& backend_name, const json& settings, 
 
 RetuneOptions RetuneOptions::from_json(const json& j) {
   if (!j.is_object()) throw std::invalid_argument("body must be a JSON object");
-  static const std::set<std::string> kKnown = {"if_changed", "max_age_days", "force", "reason",
-                                               "rules_version_id", "dry_run", "sentinel"};
+  static const std::set<std::string> kKnown = {
+      "if_changed", "max_age_days", "force", "reason", "rules_version_id", "dry_run", "sentinel"};
   for (const auto& [k, v] : j.items())
     if (!kKnown.count(k)) throw std::invalid_argument(k + ": unknown field");
   RetuneOptions o;
   auto boolean = [&](const char* key, bool& out) {
     if (!j.contains(key)) return;
-    if (!j[key].is_boolean()) throw std::invalid_argument(std::string(key) + ": must be true or false");
+    if (!j[key].is_boolean())
+      throw std::invalid_argument(std::string(key) + ": must be true or false");
     out = j[key].get<bool>();
   };
   boolean("if_changed", o.if_changed);
@@ -77,7 +78,8 @@ RetuneOptions RetuneOptions::from_json(const json& j) {
     o.reason = j["reason"].get<std::string>();
   }
   if (j.contains("rules_version_id") && !j["rules_version_id"].is_null()) {
-    if (!j["rules_version_id"].is_number_integer() || j["rules_version_id"].get<std::int64_t>() <= 0)
+    if (!j["rules_version_id"].is_number_integer() ||
+        j["rules_version_id"].get<std::int64_t>() <= 0)
       throw std::invalid_argument("rules_version_id: a positive integer");
     o.rules_version_id = j["rules_version_id"].get<std::int64_t>();
   }
@@ -92,12 +94,15 @@ json RetuneDecision::to_json() const {
           {"source_campaign_id", source ? json(source->id) : json(nullptr)},
           {"age_days", age_days},
           {"changes", changes_json(changes)},
-          {"relevant_changes", std::count_if(changes.begin(), changes.end(),
-                                             [](const auto& c) { return c.relevant; })},
-          {"current_fingerprint_hash",
-           current_fingerprint.is_object() ? current_fingerprint.value("hash", json(nullptr)) : json(nullptr)},
-          {"campaign", campaign ? json{{"id", campaign->id}, {"name", campaign->name},
-                                       {"state", campaign->state}, {"spec", campaign->spec}}
+          {"relevant_changes",
+           std::count_if(changes.begin(), changes.end(), [](const auto& c) { return c.relevant; })},
+          {"current_fingerprint_hash", current_fingerprint.is_object()
+                                           ? current_fingerprint.value("hash", json(nullptr))
+                                           : json(nullptr)},
+          {"campaign", campaign ? json{{"id", campaign->id},
+                                       {"name", campaign->name},
+                                       {"state", campaign->state},
+                                       {"spec", campaign->spec}}
                                 : json(nullptr)}};
 }
 
@@ -116,7 +121,8 @@ json retune_campaign_spec(const CampaignRecord& source) {
   json spec = source.spec;
   std::string name = source.name;
   // "x (re-tune of 12)" stays one level deep however often it is re-tuned.
-  if (const auto pos = name.find(" (re-tune of "); pos != std::string::npos) name = name.substr(0, pos);
+  if (const auto pos = name.find(" (re-tune of "); pos != std::string::npos)
+    name = name.substr(0, pos);
   spec["name"] = name + " (re-tune of " + std::to_string(source.id) + ")";
   spec["warm_start_from"] = source.id;
   return spec;
@@ -135,9 +141,10 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
                     : "no rules version yet: run a campaign first";
     return d;
   }
-  const std::string which = "rules version " + std::to_string(d.rules->id) +
-                            (d.rules->deployed_to.empty() ? " (not deployed)"
-                                                          : " (deployed to " + d.rules->deployed_to + ")");
+  const std::string which =
+      "rules version " + std::to_string(d.rules->id) +
+      (d.rules->deployed_to.empty() ? " (not deployed)"
+                                    : " (deployed to " + d.rules->deployed_to + ")");
   d.age_days = std::max(0.0, (now - d.rules->created_at) / 86400.0);
   if (d.rules->campaign_id) d.source = store.campaign(*d.rules->campaign_id);
   if (!d.source) {
@@ -162,15 +169,17 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
       std::size_t relevant = 0;
       for (const auto& c : d.changes) relevant += c.relevant;
       if (relevant)
-        d.reasons.push_back(std::to_string(relevant) + " relevant change(s) since the rules were tuned");
+        d.reasons.push_back(std::to_string(relevant) +
+                            " relevant change(s) since the rules were tuned");
     }
   }
 
   if (d.reasons.empty()) {
     if (no_baseline) {
       d.action = "no_baseline";
-      d.message = which + " has no recorded fingerprint: cannot tell whether the cluster changed "
-                          "(re-tune once, or use --max-age)";
+      d.message = which +
+                  " has no recorded fingerprint: cannot tell whether the cluster changed "
+                  "(re-tune once, or use --max-age)";
     } else {
       d.action = "nothing";
       d.message = options.if_changed
@@ -185,14 +194,17 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
   if (!options.force && !(options.max_age_days > 0 && d.age_days > options.max_age_days) &&
       d.current_fingerprint.is_object())
     for (const auto& c : store.campaigns("done", 1000, 0)) {
-      if (!c.spec.is_object() || c.spec.value("warm_start_from", std::int64_t{0}) != d.source->id) continue;
+      if (!c.spec.is_object() || c.spec.value("warm_start_from", std::int64_t{0}) != d.source->id)
+        continue;
       for (const auto& r : store.rules_versions(c.id)) {
-        if (!r.fingerprint.is_object() || any_relevant(diff_fingerprints(r.fingerprint, d.current_fingerprint)))
+        if (!r.fingerprint.is_object() ||
+            any_relevant(diff_fingerprints(r.fingerprint, d.current_fingerprint)))
           continue;
         d.action = "awaiting_deploy";
         d.campaign = c;
         d.message = "re-tuning campaign " + std::to_string(c.id) + " already made rules version " +
-                    std::to_string(r.id) + " under the current conditions: deploy it (POST /api/v1/rules/" +
+                    std::to_string(r.id) +
+                    " under the current conditions: deploy it (POST /api/v1/rules/" +
                     std::to_string(r.id) + "/deploy)";
         return d;
       }
@@ -213,7 +225,8 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
   std::string why;
   for (const auto& r : d.reasons) why += (why.empty() ? "" : "; ") + r;
   if (options.dry_run) {
-    d.message = "would re-tune " + which + " (campaign " + std::to_string(d.source->id) + "): " + why;
+    d.message =
+        "would re-tune " + which + " (campaign " + std::to_string(d.source->id) + "): " + why;
     return d;
   }
   d.campaign = create(retune_campaign_spec(*d.source));

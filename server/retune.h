@@ -16,11 +16,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "runner/backend.h"
 #include "server/fingerprint.h"
@@ -35,12 +34,12 @@ nlohmann::json backend_fingerprint(const std::string& backend_name, const nlohma
                                    Backend& backend, const CommandRunner* runner = nullptr);
 
 struct RetuneOptions {
-  bool if_changed = true;    // re-tune on a relevant fingerprint change
-  double max_age_days = 0;   // also re-tune rules older than this; 0 = no limit
-  bool force = false;        // re-tune whatever the fingerprint says (e.g. a sentinel fired)
-  std::string reason;        // why it was forced; recorded with the campaign's event
+  bool if_changed = true;   // re-tune on a relevant fingerprint change
+  double max_age_days = 0;  // also re-tune rules older than this; 0 = no limit
+  bool force = false;       // re-tune whatever the fingerprint says (e.g. a sentinel fired)
+  std::string reason;       // why it was forced; recorded with the campaign's event
   std::optional<std::int64_t> rules_version_id;  // default: the deployed version (else newest)
-  bool dry_run = false;      // decide and report; start nothing
+  bool dry_run = false;                          // decide and report; start nothing
 
   // From the JSON body of POST /api/v1/retune. Throws std::invalid_argument.
   static RetuneOptions from_json(const nlohmann::json& j);
@@ -48,8 +47,8 @@ struct RetuneOptions {
 
 struct RetuneDecision {
   std::string action;
-  std::string message;                     // one human sentence
-  std::vector<std::string> reasons;        // why a re-tune (when action is retune)
+  std::string message;                      // one human sentence
+  std::vector<std::string> reasons;         // why a re-tune (when action is retune)
   std::optional<RulesVersionRecord> rules;  // the version checked
   std::optional<CampaignRecord> source;     // the campaign that made it
   nlohmann::json current_fingerprint = nullptr;
@@ -71,15 +70,15 @@ nlohmann::json retune_campaign_spec(const CampaignRecord& source);
 // Decides and, unless dry_run, starts the campaign through `create` (which stores and queues a
 // spec and returns its record; the daemon's CampaignManager::create). `current_fingerprint`
 // gives the fingerprint of a backend by name; it is called only when needed.
-RetuneDecision retune(Store& store, const RetuneOptions& options,
-                      const std::function<nlohmann::json(const std::string& backend)>& current_fingerprint,
-                      const std::function<CampaignRecord(const nlohmann::json& spec)>& create,
-                      double now = 0);
+RetuneDecision retune(
+    Store& store, const RetuneOptions& options,
+    const std::function<nlohmann::json(const std::string& backend)>& current_fingerprint,
+    const std::function<CampaignRecord(const nlohmann::json& spec)>& create, double now = 0);
 
 // Exit codes of `colltune retune` and `colltune sentinel` (for cron and systemd).
 inline constexpr int kExitNothingToDo = 0;
 inline constexpr int kExitError = 1;
-inline constexpr int kExitCannotCompare = 3;   // no_rules, no_baseline, no_source
+inline constexpr int kExitCannotCompare = 3;  // no_rules, no_baseline, no_source
 inline constexpr int kExitRetuneStarted = 10;
 inline constexpr int kExitRegressionOnly = 11;  // sentinel fired, no server to re-tune
 

@@ -1,9 +1,9 @@
 #include "server/retune_client.h"
 
+#include <httplib.h>
+
 #include <cstdlib>
 #include <stdexcept>
-
-#include <httplib.h>
 
 namespace colltune {
 namespace {
@@ -20,7 +20,8 @@ DaemonAnswer daemon_request(const DaemonEndpoint& endpoint, const std::string& m
   std::string server = endpoint.server.empty() ? env_or("COLLTUNE_SERVER", "http://127.0.0.1:8080")
                                                : endpoint.server;
   if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0)
-    throw std::invalid_argument("--server must start with http:// or https:// (got '" + server + "')");
+    throw std::invalid_argument("--server must start with http:// or https:// (got '" + server +
+                                "')");
   while (!server.empty() && server.back() == '/') server.pop_back();
   httplib::Client client(server);
   if (!endpoint.ca_cert.empty()) client.set_ca_cert_path(endpoint.ca_cert.c_str());
@@ -29,9 +30,9 @@ DaemonAnswer daemon_request(const DaemonEndpoint& endpoint, const std::string& m
   httplib::Headers headers;
   const std::string token = endpoint.token.empty() ? env_or("COLLTUNE_TOKEN", "") : endpoint.token;
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-  httplib::Result res = method == "POST"
-                            ? client.Post(path, headers, body.empty() ? "{}" : body, "application/json")
-                            : client.Get(path, headers);
+  httplib::Result res =
+      method == "POST" ? client.Post(path, headers, body.empty() ? "{}" : body, "application/json")
+                       : client.Get(path, headers);
   if (!res)
     throw std::runtime_error(method + " " + server + path + ": " + httplib::to_string(res.error()) +
                              " (is the daemon running? see --server)");
@@ -42,7 +43,8 @@ DaemonAnswer daemon_request(const DaemonEndpoint& endpoint, const std::string& m
       message = json["error"].value("message", res->body);
     throw std::runtime_error("the daemon answered " + std::to_string(res->status) + ": " + message);
   }
-  if (json.is_discarded()) throw std::runtime_error(method + " " + path + ": the answer is not JSON");
+  if (json.is_discarded())
+    throw std::runtime_error(method + " " + path + ": the answer is not JSON");
   return {res->status, std::move(json)};
 }
 

@@ -3,9 +3,8 @@
 // the environment (COLLTUNE_SERVER, default http://127.0.0.1:8080; COLLTUNE_TOKEN).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace colltune {
 

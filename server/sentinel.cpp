@@ -65,7 +65,8 @@ std::vector<SentinelCell> parse_sentinel_cells(std::string_view text) {
     const auto coll = parse_collective(item.substr(0, colon));
     if (!coll) throw std::invalid_argument("cell '" + item + "': unknown collective");
     if (!has_message_size(*coll))
-      throw std::invalid_argument("cell '" + item + "': " + std::string(name(*coll)) + " has no message size");
+      throw std::invalid_argument("cell '" + item + "': " + std::string(name(*coll)) +
+                                  " has no message size");
     std::pair<std::int64_t, std::int64_t> size;
     try {
       size = parse_size_range(item.substr(colon + 1));
@@ -98,8 +99,8 @@ std::vector<SentinelCell> sentinel_cells_from_rules(const RulesModel& model, int
     const auto sizes = osu_message_sizes(*coll, min_size, max_size);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const TuningConfig choice = configured_choice(model, *coll, comm_size, sizes[i]);
-      const bool last_of_run =
-          i + 1 == sizes.size() || configured_choice(model, *coll, comm_size, sizes[i + 1]) != choice;
+      const bool last_of_run = i + 1 == sizes.size() ||
+                               configured_choice(model, *coll, comm_size, sizes[i + 1]) != choice;
       if (!choice.is_default() && last_of_run) cells.push_back({*coll, sizes[i]});
     }
     std::reverse(cells.begin(), cells.end());  // largest first: where tuning matters most
@@ -109,7 +110,8 @@ std::vector<SentinelCell> sentinel_cells_from_rules(const RulesModel& model, int
   for (std::size_t k = 0; static_cast<int>(out.size()) < max_cells; ++k) {
     bool any = false;
     for (const auto& cells : per_collective)
-      if (k < cells.size() && static_cast<int>(out.size()) < max_cells) out.push_back(cells[k]), any = true;
+      if (k < cells.size() && static_cast<int>(out.size()) < max_cells)
+        out.push_back(cells[k]), any = true;
     if (!any) break;
   }
   return out;
@@ -161,7 +163,8 @@ SentinelReport run_sentinel(Backend& backend, const SentinelOptions& options,
   SentinelReport report;
   std::map<Collective, std::set<std::int64_t>> by_collective;
   for (const auto& c : options.cells) by_collective[c.collective].insert(c.msg_size);
-  std::map<std::pair<Collective, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>> samples;
+  std::map<std::pair<Collective, std::int64_t>, std::pair<std::vector<double>, std::vector<double>>>
+      samples;
 
   for (int round = 0; round < options.rounds && !report.interrupted; ++round) {
     Rng rng(options.seed * 1000003ULL + static_cast<std::uint64_t>(round));
@@ -215,7 +218,8 @@ SentinelReport run_sentinel(Backend& backend, const SentinelOptions& options,
     c.cell = cell;
     auto it = samples.find({cell.collective, cell.msg_size});
     if (it != samples.end()) c.tuned_us = it->second.first, c.default_us = it->second.second;
-    if (auto e = options.expected_speedup.find(to_string(cell)); e != options.expected_speedup.end())
+    if (auto e = options.expected_speedup.find(to_string(cell));
+        e != options.expected_speedup.end())
       c.expected_speedup = e->second;
     if (c.tuned_us.size() < 3 || c.default_us.size() < 3) {
       c.ratio.ratio = c.ratio.low = c.ratio.high = std::numeric_limits<double>::quiet_NaN();
@@ -225,13 +229,16 @@ SentinelReport run_sentinel(Backend& backend, const SentinelOptions& options,
     } else {
       c.ratio = bootstrap_median_ratio(c.tuned_us, c.default_us, options.bootstrap_samples,
                                        options.confidence, options.seed * 7919ULL + i);
-      if (c.ratio.low > 1.0 + options.tolerance) c.verdict = "regressed";
+      if (c.ratio.low > 1.0 + options.tolerance)
+        c.verdict = "regressed";
       else if (c.expected_speedup && *c.expected_speedup >= 1.0 + 2 * options.tolerance &&
                1.0 / c.ratio.low < 1.0 + options.tolerance)
         c.verdict = "advantage_lost";
-      else c.verdict = "ok";
+      else
+        c.verdict = "ok";
     }
-    report.regression = report.regression || c.verdict == "regressed" || c.verdict == "advantage_lost";
+    report.regression =
+        report.regression || c.verdict == "regressed" || c.verdict == "advantage_lost";
     report.cells.push_back(std::move(c));
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -242,31 +249,38 @@ json SentinelReport::to_json() const {
   json cells_json = json::array();
   auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   for (const auto& c : cells)
-    cells_json.push_back({{"cell", to_string(c.cell)},
-                          {"collective", std::string(name(c.cell.collective))},
-                          {"msg_size", c.cell.msg_size},
-                          {"tuned_median_us", number(median_of(c.tuned_us))},
-                          {"default_median_us", number(median_of(c.default_us))},
-                          {"ratio", number(c.ratio.ratio)},
-                          {"ratio_low", number(c.ratio.low)},
-                          {"ratio_high", number(c.ratio.high)},
-                          {"samples_tuned", c.tuned_us.size()},
-                          {"samples_default", c.default_us.size()},
-                          {"expected_speedup", c.expected_speedup ? json(*c.expected_speedup) : json(nullptr)},
-                          {"verdict", c.verdict}});
-  return {{"regression", regression}, {"cells", cells_json},     {"runs", runs},
-          {"failed_runs", failed_runs}, {"first_failure", first_failure},
-          {"seconds", seconds},         {"interrupted", interrupted}};
+    cells_json.push_back(
+        {{"cell", to_string(c.cell)},
+         {"collective", std::string(name(c.cell.collective))},
+         {"msg_size", c.cell.msg_size},
+         {"tuned_median_us", number(median_of(c.tuned_us))},
+         {"default_median_us", number(median_of(c.default_us))},
+         {"ratio", number(c.ratio.ratio)},
+         {"ratio_low", number(c.ratio.low)},
+         {"ratio_high", number(c.ratio.high)},
+         {"samples_tuned", c.tuned_us.size()},
+         {"samples_default", c.default_us.size()},
+         {"expected_speedup", c.expected_speedup ? json(*c.expected_speedup) : json(nullptr)},
+         {"verdict", c.verdict}});
+  return {{"regression", regression},
+          {"cells", cells_json},
+          {"runs", runs},
+          {"failed_runs", failed_runs},
+          {"first_failure", first_failure},
+          {"seconds", seconds},
+          {"interrupted", interrupted}};
 }
 
 std::string SentinelReport::to_text() const {
-  std::string out = "cell            tuned us  default us  tuned/default  95% interval      verdict\n";
+  std::string out =
+      "cell            tuned us  default us  tuned/default  95% interval      verdict\n";
   for (const auto& c : cells) {
     char line[256];
-    std::snprintf(line, sizeof line, "%-14s %9s %11s %14s  [%s, %s]%*s%s\n", to_string(c.cell).c_str(),
-                  fixed(median_of(c.tuned_us), 1).c_str(), fixed(median_of(c.default_us), 1).c_str(),
-                  fixed(c.ratio.ratio, 2).c_str(), fixed(c.ratio.low, 2).c_str(),
-                  fixed(c.ratio.high, 2).c_str(), 4, "", c.verdict.c_str());
+    std::snprintf(line, sizeof line, "%-14s %9s %11s %14s  [%s, %s]%*s%s\n",
+                  to_string(c.cell).c_str(), fixed(median_of(c.tuned_us), 1).c_str(),
+                  fixed(median_of(c.default_us), 1).c_str(), fixed(c.ratio.ratio, 2).c_str(),
+                  fixed(c.ratio.low, 2).c_str(), fixed(c.ratio.high, 2).c_str(), 4, "",
+                  c.verdict.c_str());
     out += line;
   }
   out += std::to_string(runs) + " runs (" + std::to_string(failed_runs) + " failed), " +

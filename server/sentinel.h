@@ -16,12 +16,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/collective.h"
 #include "rules/rules_model.h"
@@ -44,8 +43,7 @@ std::string to_string(const SentinelCell& cell);  // "bcast:1M"
 // OSU size (power of two, within [min_size, max_size]) of each rule that picks an algorithm,
 // largest sizes first, at most `max_cells` in all (round-robin over collectives).
 std::vector<SentinelCell> sentinel_cells_from_rules(const RulesModel& model, int comm_size,
-                                                    int max_cells = 3,
-                                                    std::int64_t min_size = 4,
+                                                    int max_cells = 3, std::int64_t min_size = 4,
                                                     std::int64_t max_size = 1 << 20);
 
 // Bootstrap interval of median(a) / median(b): resamples both with replacement.
@@ -63,9 +61,9 @@ struct SentinelOptions {
   int comm_size = 4;
   int nodes = 1;
   int ppn = 0;
-  int rounds = 10;       // (tuned, default) pairs per cell, in a random order per round
-  int iterations = 50;   // OSU -i per run
-  int warmup = 5;        // OSU -x per run
+  int rounds = 10;      // (tuned, default) pairs per cell, in a random order per round
+  int iterations = 50;  // OSU -i per run
+  int warmup = 5;       // OSU -x per run
   std::uint64_t seed = 1;
   int bootstrap_samples = 2000;
   double confidence = 0.95;

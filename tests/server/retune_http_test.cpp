@@ -43,7 +43,8 @@ CommandResult colltune(const std::vector<std::string>& args, const TempDir& dir)
   return r;
 }
 
-std::string write_profile(const TempDir& dir, const std::string& name, double intra_bandwidth_scale) {
+std::string write_profile(const TempDir& dir, const std::string& name,
+                          double intra_bandwidth_scale) {
   json p = sim::load_profile("local").to_json();
   for (auto& piece : p["intra_node"]["pieces"])
     piece["bandwidth_gbps"] = piece["bandwidth_gbps"].get<double>() * intra_bandwidth_scale;
@@ -66,16 +67,19 @@ TEST(RetuneHttp, CronCommandReTunesOnlyAfterTheClusterChanged) {
   {
     InProcessDaemon d(daemon_config(shared, before));
     auto client = d.client();
-    auto created = json_of(client.Post("/api/v1/campaigns", sim_campaign_spec().dump(), "application/json"));
+    auto created =
+        json_of(client.Post("/api/v1/campaigns", sim_campaign_spec().dump(), "application/json"));
     source = created.at("id").get<std::int64_t>();
     ASSERT_EQ(wait_for_state(client, source, {"done", "failed"}).at("state"), "done");
-    const auto versions = json_of(client.Get("/api/v1/rules?campaign_id=" + std::to_string(source)));
+    const auto versions =
+        json_of(client.Get("/api/v1/rules?campaign_id=" + std::to_string(source)));
     ASSERT_EQ(versions.at("items").size(), 1u);
     const auto version = versions.at("items").at(0);
     ASSERT_TRUE(version.at("fingerprint").is_object()) << version.dump();
     EXPECT_EQ(version.at("fingerprint").at("model").at("backend"), "sim");
-    auto deployed = client.Post("/api/v1/rules/" + std::to_string(version.at("id").get<int>()) + "/deploy",
-                                R"({"name": "colltune-rules.conf"})", "application/json");
+    auto deployed =
+        client.Post("/api/v1/rules/" + std::to_string(version.at("id").get<int>()) + "/deploy",
+                    R"({"name": "colltune-rules.conf"})", "application/json");
     ASSERT_TRUE(deployed);
     ASSERT_EQ(deployed->status, 200) << deployed->body;
 
@@ -84,11 +88,13 @@ TEST(RetuneHttp, CronCommandReTunesOnlyAfterTheClusterChanged) {
     EXPECT_EQ(now.at("backend"), "sim");
     EXPECT_EQ(now.at("fingerprint").at("hash"), version.at("fingerprint").at("hash"));
 
-    const auto same = colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
+    const auto same =
+        colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
     EXPECT_EQ(same.exit_code, 0) << same.output;
     EXPECT_NE(same.output.find("no relevant change"), std::string::npos) << same.output;
     // A viewer may look but not re-tune.
-    const auto viewer = colltune({"retune", "--if-changed", "--server", d.url(), "--token", kViewerToken}, shared);
+    const auto viewer =
+        colltune({"retune", "--if-changed", "--server", d.url(), "--token", kViewerToken}, shared);
     EXPECT_EQ(viewer.exit_code, 1) << viewer.output;
     EXPECT_NE(viewer.output.find("403"), std::string::npos) << viewer.output;
   }
@@ -96,14 +102,17 @@ TEST(RetuneHttp, CronCommandReTunesOnlyAfterTheClusterChanged) {
   // The same cluster with slower shared memory: a relevant change.
   InProcessDaemon d(daemon_config(shared, after));
   auto client = d.client();
-  const auto dry = colltune({"retune", "--if-changed", "--dry-run", "--server", d.url(), "--token", kAdminToken}, shared);
+  const auto dry = colltune(
+      {"retune", "--if-changed", "--dry-run", "--server", d.url(), "--token", kAdminToken}, shared);
   EXPECT_EQ(dry.exit_code, 0) << dry.output;
   EXPECT_NE(dry.output.find("would re-tune"), std::string::npos) << dry.output;
 
-  const auto changed = colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
+  const auto changed =
+      colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
   EXPECT_EQ(changed.exit_code, 10) << changed.output;
-  EXPECT_NE(changed.output.find("model.profile.intra_node.pieces.0.bandwidth_gbps: 0.6087 -> 0.426"),
-            std::string::npos)
+  EXPECT_NE(
+      changed.output.find("model.profile.intra_node.pieces.0.bandwidth_gbps: 0.6087 -> 0.426"),
+      std::string::npos)
       << changed.output;
   EXPECT_NE(changed.output.find("started re-tuning campaign"), std::string::npos) << changed.output;
 
@@ -117,7 +126,8 @@ TEST(RetuneHttp, CronCommandReTunesOnlyAfterTheClusterChanged) {
   EXPECT_EQ(c.at("spec").at("warm_start_from"), source);
 
   // Its rules wait for a deploy: the cron command does not start another campaign meanwhile.
-  const auto waiting = colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
+  const auto waiting =
+      colltune({"retune", "--if-changed", "--server", d.url(), "--token", kAdminToken}, shared);
   EXPECT_EQ(waiting.exit_code, 0) << waiting.output;
   EXPECT_NE(waiting.output.find("deploy it"), std::string::npos) << waiting.output;
 

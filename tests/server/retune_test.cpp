@@ -20,7 +20,8 @@ using json = nlohmann::json;
 
 json recorded(const std::vector<std::string>& overlays) {
   std::vector<fs::path> folders;
-  for (const auto& o : overlays) folders.push_back(fs::path(COLLTUNE_TEST_DATA_DIR) / "fingerprint" / o);
+  for (const auto& o : overlays)
+    folders.push_back(fs::path(COLLTUNE_TEST_DATA_DIR) / "fingerprint" / o);
   folders.push_back(fs::path(COLLTUNE_TEST_DATA_DIR) / "fingerprint" / "vm-ompi-4.1.4");
   FingerprintOptions options;
   options.osu_dir = "/opt/osu";
@@ -30,8 +31,9 @@ json recorded(const std::vector<std::string>& overlays) {
 class RetuneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    db_ = fs::temp_directory_path() / ("retune-test-" + std::to_string(::getpid()) + "-" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    db_ = fs::temp_directory_path() /
+          ("retune-test-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
     fs::remove(db_);
     store_ = std::make_unique<Store>(db_.string());
   }
@@ -42,12 +44,13 @@ class RetuneTest : public ::testing::Test {
 
   // A finished campaign with a rules version tuned under `fingerprint`, deployed.
   std::int64_t tuned_campaign(const json& fingerprint) {
-    const CampaignSpec spec = parse_campaign_spec({{"name", "nightly bcast"},
-                                                   {"backend", "local"},
-                                                   {"contexts", {{{"collective", "bcast"}, {"comm_size", 4}}}},
-                                                   {"sizes", "4:1M"},
-                                                   {"strategy", "bo"},
-                                                   {"seed", 7}});
+    const CampaignSpec spec =
+        parse_campaign_spec({{"name", "nightly bcast"},
+                             {"backend", "local"},
+                             {"contexts", {{{"collective", "bcast"}, {"comm_size", 4}}}},
+                             {"sizes", "4:1M"},
+                             {"strategy", "bo"},
+                             {"seed", 7}});
     const auto id = CampaignEngine::create_campaign(*store_, spec);
     store_->set_campaign_state(id, "done");
     RulesVersionRecord r;
@@ -146,7 +149,9 @@ TEST_F(RetuneTest, GrownPartitionStartsACampaignAndNamesTheFields) {
   const std::string text = format_changes(d.changes);
   EXPECT_NE(text.find("cluster.node_count: 1 -> 2"), std::string::npos) << text;
   EXPECT_NE(text.find("node_types.8cpu 1:8:1.nodes: 1 -> 2"), std::string::npos) << text;
-  EXPECT_NE(text.find("cluster.nodes.vm2: (absent) -> 8cpu 1:8:1 (not relevant)"), std::string::npos) << text;
+  EXPECT_NE(text.find("cluster.nodes.vm2: (absent) -> 8cpu 1:8:1 (not relevant)"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(RetuneTest, IrrelevantChangesAndMissingToolsDoNotTrigger) {

@@ -5,10 +5,13 @@
 // Regret is measured on the noise-free model of the changed cluster: per (context, size), the
 // latency of the pick over the best latency of the whole search space, minus 1; averaged.
 // Cost is the campaign's benchmark seconds (virtual clock: what the runs would have taken).
+#include "server/retune_warm_start.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 
@@ -17,7 +20,6 @@
 #include "runner/sim_backend.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
-#include "server/retune_warm_start.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -28,10 +30,27 @@ using json = nlohmann::json;
 
 struct Outcome {
   std::int64_t campaign_id = 0;
-  double regret = 0;   // mean over (context, size)
-  double seconds = 0;  // benchmark seconds (search + final)
+  double regret = 0;          // mean over (context, size)
+  double seconds = 0;         // benchmark seconds (search + final)
+  double search_seconds = 0;  // of the search alone
   std::int64_t runs = 0;
 };
+
+// The collectives compared (96 ranks each): bcast and reduce, or COLLTUNE_RETUNE_BENCH_COLLECTIVES
+// (e.g. "bcast,allreduce") to measure others.
+std::vector<std::string> bench_collectives() {
+  const char* env = std::getenv("COLLTUNE_RETUNE_BENCH_COLLECTIVES");
+  std::vector<std::string> out;
+  std::string text = env && *env ? env : "bcast,reduce";
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 sim::ClusterProfile perturbed(sim::ClusterProfile p, double bandwidth_scale, double latency_scale) {
   json j = p.to_json();
@@ -54,8 +73,8 @@ double regret_of(Store& store, std::int64_t campaign_id, const sim::SimModel& tr
       double best = std::numeric_limits<double>::infinity();
       for (const auto& p : space.points())
         best = std::min(best, truth.latency_us(ctx.collective, ctx.comm_size, p, size));
-      const double chosen =
-          truth.latency_us(ctx.collective, ctx.comm_size, pick.at("best").get<TuningConfig>(), size);
+      const double chosen = truth.latency_us(ctx.collective, ctx.comm_size,
+                                             pick.at("best").get<TuningConfig>(), size);
       sum += chosen / best - 1.0;
       ++cells;
     }
@@ -69,10 +88,12 @@ Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint
   options.seed = seed;
   SimBackend backend(profile, options);
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  json contexts = json::array();
+  for (const auto& c : bench_collectives())
+    contexts.push_back({{"collective", c}, {"comm_size", 96}});
   CampaignSpec spec = parse_campaign_spec({{"name", warm_from ? "warm" : "cold"},
                                            {"backend", "sim"},
-                                           {"contexts", {{{"collective", "bcast"}, {"comm_size", 96}},
-                                                         {{"collective", "reduce"}, {"comm_size", 96}}}},
+                                           {"contexts", contexts},
                                            {"sizes", "64:1M"},
                                            {"strategy", "bo"},
                                            {"batch_size", 4},
@@ -88,8 +109,12 @@ Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint
   o.seconds = campaign_benchmark_seconds(store, id);
   o.runs = store.count_runs(id);
   for (const auto& ctx : store.contexts(id))
-    std::printf("  campaign %lld %s: search %zu final %zu evaluations %d\n", static_cast<long long>(id),
-                std::string(name(ctx.collective)).c_str(), store.runs_of_context(ctx.id, "search").size(),
+    for (const auto& run : store.runs_of_context(ctx.id, "search"))
+      o.search_seconds += run.provenance.end_time - run.provenance.start_time;
+  for (const auto& ctx : store.contexts(id))
+    std::printf("  campaign %lld %s: search %zu final %zu evaluations %d\n",
+                static_cast<long long>(id), std::string(name(ctx.collective)).c_str(),
+                store.runs_of_context(ctx.id, "search").size(),
                 store.runs_of_context(ctx.id, "final").size(), ctx.result.value("evaluations", 0));
   return o;
 }
@@ -109,7 +134,9 @@ TEST(RetuneWarmStart, StrategiesStartFromTheWarmPoints) {
     ASSERT_EQ(first.size(), 5u) << name;
     // random: the default first; bo: the default and its replicate (its noise model's first
     // data); exhaustive: the warm points lead.
-    const std::size_t offset = std::string(name) == "exhaustive" ? 0 : std::string(name) == "bo" ? 2 : 1;
+    const std::size_t offset = std::string(name) == "exhaustive" ? 0
+                               : std::string(name) == "bo"       ? 2
+                                                                 : 1;
     for (std::size_t i = 0; i < offset; ++i) EXPECT_TRUE(first[i].is_default()) << name;
     for (std::size_t i = 0; i < 3 && offset + i < first.size(); ++i)
       EXPECT_EQ(first[offset + i], space.canonical(warm[i])) << name << " #" << i;
@@ -123,21 +150,24 @@ TEST(RetuneWarmStart, StrategiesStartFromTheWarmPoints) {
 
 // The warm points and prior of a context come from the earlier campaign's matching context.
 TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
-  const fs::path db = fs::temp_directory_path() / ("retune-warm-apply-" + std::to_string(::getpid()) + ".db");
+  const fs::path db =
+      fs::temp_directory_path() / ("retune-warm-apply-" + std::to_string(::getpid()) + ".db");
   fs::remove(db);
   {
     Store store(db.string());
     const CampaignSpec spec = parse_campaign_spec({{"backend", "sim"},
-                                                   {"contexts", {{{"collective", "bcast"}, {"comm_size", 8}},
-                                                                 {{"collective", "reduce"}, {"comm_size", 8}}}},
+                                                   {"contexts",
+                                                    {{{"collective", "bcast"}, {"comm_size", 8}},
+                                                     {{"collective", "reduce"}, {"comm_size", 8}}}},
                                                    {"sizes", "4:1M"}});
     const auto earlier = CampaignEngine::create_campaign(store, spec);
     const auto contexts = store.contexts(earlier);
     store.save_context_result(contexts[0].id,
-                              {{"picks", {{{"msg_size", 4}, {"best", TuningConfig{}}},
-                                          {{"msg_size", 1024}, {"best", TuningConfig{6, 0, 0}}},
-                                          {{"msg_size", 1 << 20}, {"best", TuningConfig{2, 65536, 2}}},
-                                          {{"msg_size", 1 << 19}, {"best", TuningConfig{2, 65536, 2}}}}}});
+                              {{"picks",
+                                {{{"msg_size", 4}, {"best", TuningConfig{}}},
+                                 {{"msg_size", 1024}, {"best", TuningConfig{6, 0, 0}}},
+                                 {{"msg_size", 1 << 20}, {"best", TuningConfig{2, 65536, 2}}},
+                                 {{"msg_size", 1 << 19}, {"best", TuningConfig{2, 65536, 2}}}}}});
     store.save_optimizer_state(contexts[0].id, {{"strategy", "bo"}, {"theta", {1.0, 2.0}}});
     const auto later = CampaignEngine::create_campaign(store, spec);
     const auto now = store.contexts(later);
@@ -154,13 +184,15 @@ TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
 }
 
 TEST(RetuneWarmStart, SameRegretForAtMostHalfTheCostAfterASmallChange) {
-  const fs::path db = fs::temp_directory_path() / ("retune-warm-" + std::to_string(::getpid()) + ".db");
+  const fs::path db =
+      fs::temp_directory_path() / ("retune-warm-" + std::to_string(::getpid()) + ".db");
   fs::remove(db);
   Store store(db.string());
   const auto base = sim::load_profile("pise");
   const auto changed = perturbed(base, 0.8, 1.2);  // network 20 % slower, latency 20 % higher
 
   double cold_regret = 0, warm_regret = 0, cold_seconds = 0, warm_seconds = 0;
+  double cold_search = 0, warm_search = 0;
   std::int64_t cold_runs = 0, warm_runs = 0;
   const std::vector<std::uint64_t> seeds = {1, 2, 3};
   // The first campaign, on the cluster before the change (its regret is on that cluster).
@@ -170,22 +202,28 @@ TEST(RetuneWarmStart, SameRegretForAtMostHalfTheCostAfterASmallChange) {
   for (std::uint64_t seed : seeds) {
     const Outcome cold = run_campaign(store, changed, seed + 100, 0);
     const Outcome warm = run_campaign(store, changed, seed + 100, first.campaign_id);
-    std::printf("seed %llu: cold regret %.4f, %.1f s, %lld runs | warm regret %.4f, %.1f s, %lld runs\n",
-                static_cast<unsigned long long>(seed), cold.regret, cold.seconds,
-                static_cast<long long>(cold.runs), warm.regret, warm.seconds,
-                static_cast<long long>(warm.runs));
+    std::printf(
+        "seed %llu: cold regret %.4f, %.1f s, %lld runs | warm regret %.4f, %.1f s, %lld runs\n",
+        static_cast<unsigned long long>(seed), cold.regret, cold.seconds,
+        static_cast<long long>(cold.runs), warm.regret, warm.seconds,
+        static_cast<long long>(warm.runs));
     cold_regret += cold.regret / seeds.size();
     warm_regret += warm.regret / seeds.size();
     cold_seconds += cold.seconds / seeds.size();
     warm_seconds += warm.seconds / seeds.size();
+    cold_search += cold.search_seconds / seeds.size();
+    warm_search += warm.search_seconds / seeds.size();
     cold_runs += cold.runs;
     warm_runs += warm.runs;
   }
-  std::printf("mean over %zu seeds: cold regret %.4f, %.1f s; warm regret %.4f, %.1f s "
-              "(%.0f %% of cold); runs cold %lld warm %lld\n",
-              seeds.size(), cold_regret, cold_seconds, warm_regret, warm_seconds,
-              100.0 * warm_seconds / cold_seconds, static_cast<long long>(cold_runs),
-              static_cast<long long>(warm_runs));
+  std::printf(
+      "mean over %zu seeds: cold regret %.4f, %.1f s; warm regret %.4f, %.1f s "
+      "(%.0f %% of cold); runs cold %lld warm %lld\n",
+      seeds.size(), cold_regret, cold_seconds, warm_regret, warm_seconds,
+      100.0 * warm_seconds / cold_seconds, static_cast<long long>(cold_runs),
+      static_cast<long long>(warm_runs));
+  std::printf("search alone: cold %.1f s, warm %.1f s (%.0f %%)\n", cold_search, warm_search,
+              100.0 * warm_search / cold_search);
   EXPECT_LE(warm_regret, cold_regret + 0.01);
   EXPECT_LE(warm_seconds, 0.5 * cold_seconds);
   fs::remove(db);

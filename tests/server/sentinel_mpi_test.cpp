@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path write_rules(const std::string& name, const std::string& text) {
-  const fs::path path = fs::temp_directory_path() / ("sentinel-" + std::to_string(::getpid()) + "-" + name);
+  const fs::path path =
+      fs::temp_directory_path() / ("sentinel-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(path) << text;
   return path;
 }
