@@ -253,7 +253,7 @@ TEST(BenchMpirun, EachSizeLineIsFlushedAsSoonAsItIsMeasured) {
                                 "-m",
                                 "1:1048576",
                                 "-i",
-                                "20000",
+                                "1000000",
                                 "-x",
                                 "0"};
   const auto result = testing::run_child(
