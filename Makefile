@@ -7,7 +7,8 @@ JOBS ?= 2
 CTEST_ARGS ?= --output-on-failure --timeout 900 --repeat until-pass:2
 COLLTUNE = $(BUILD)/cli/colltune
 
-.PHONY: all deps deps-test build demo check check-unit check-slurm check-asan clean
+.PHONY: all deps deps-test build demo check check-unit check-slurm check-asan check-fuzz \
+        fault-suite load-suite clean
 
 all: build
 
@@ -49,5 +50,23 @@ check-asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
 	@scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
+# The libFuzzer targets (fuzz/, clang) for FUZZ_SECONDS each; fails on any crash.
+# docs/reliability/fuzzing.md reports the long runs (10+ minutes per target).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+check-fuzz:
+	@scripts/install-deps build fuzz
+	@BUILD_DIR=$(abspath $(FUZZ_BUILD)) JOBS=$(JOBS) scripts/run-fuzzers $(FUZZ_SECONDS)
+
+# The full fault suite with its table (docs/reliability/faults.md); `make check` runs the
+# short form through ctest (label faults).
+fault-suite: build deps-test
+	@scripts/fault-suite --build $(BUILD)
+
+# Daemon load and soak figures (docs/reliability/load.md): ~15 minutes.
+load-suite: build
+	@scripts/install-deps bench
+	@BUILD=$(abspath $(BUILD)) bench/daemon/load-suite.sh all
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,12 +1,12 @@
 // `colltune tune`: a foreground tuning campaign on one backend, stored in SQLite as it goes.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
@@ -63,7 +63,7 @@ nlohmann::json read_json_file(const std::string& path) {
   if (!in) throw std::runtime_error("cannot read " + path);
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": invalid JSON: " + e.what());
   }
 }
@@ -86,23 +86,17 @@ int run_tune(const TuneArgs& args) {
   Store store(args.db);
   std::int64_t campaign_id = args.resume;
   if (campaign_id == 0) {
-    nlohmann::json spec_json = {{"backend", args.backend},
-                                {"sizes", args.sizes},
-                                {"strategy", args.strategy},
-                                {"budget", args.budget},
-                                {"repeats", args.repeats},
-                                {"seed", args.seed},
-                                {"iterations", args.iterations},
-                                {"warmup", args.warmup},
-                                {"batch_size", args.batch_size},
-                                {"final_repeats", args.final_repeats},
-                                {"run_timeout_s", args.run_timeout},
-                                {"verify", !args.no_verify}};
+    nlohmann::json spec_json = {
+        {"backend", args.backend},           {"sizes", args.sizes},
+        {"strategy", args.strategy},         {"budget", args.budget},
+        {"repeats", args.repeats},           {"seed", args.seed},
+        {"iterations", args.iterations},     {"warmup", args.warmup},
+        {"batch_size", args.batch_size},     {"final_repeats", args.final_repeats},
+        {"run_timeout_s", args.run_timeout}, {"verify", !args.no_verify}};
     nlohmann::json contexts = nlohmann::json::array();
     for (Collective c : parse_collective_list(args.collectives))
-      contexts.push_back({{"collective", std::string(name(c))},
-                          {"comm_size", args.np},
-                          {"nodes", args.nodes}});
+      contexts.push_back(
+          {{"collective", std::string(name(c))}, {"comm_size", args.np}, {"nodes", args.nodes}});
     spec_json["contexts"] = contexts;
     const CampaignSpec spec = parse_campaign_spec(spec_json);
     const auto names = strategy_names();
@@ -181,15 +175,16 @@ int run_tune(const TuneArgs& args) {
   });
   g_cancel = &cancel;
   std::signal(SIGINT, on_sigint);
-  const RulesStageResult rules = finish_campaign_rules(store, executor, table, campaign_id,
-                                                       rules_options, cancel);
+  const RulesStageResult rules =
+      finish_campaign_rules(store, executor, table, campaign_id, rules_options, cancel);
   std::signal(SIGINT, previous);
   g_cancel = nullptr;
   progress.finish_line();
   if (rules.interrupted) {
     store.set_campaign_state(campaign_id, "paused", "interrupted by signal");
-    std::fprintf(stderr, "colltune: interrupted during verification; resume with: colltune tune "
-                         "--db %s --resume %lld\n",
+    std::fprintf(stderr,
+                 "colltune: interrupted during verification; resume with: colltune tune "
+                 "--db %s --resume %lld\n",
                  args.db.c_str(), static_cast<long long>(campaign_id));
     return 130;
   }
@@ -234,33 +229,42 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--backend-config", args->backend_config, "JSON file with backend settings");
   cmd->add_option("--collectives", args->collectives, "Comma-separated collectives")
       ->capture_default_str();
-  cmd->add_option("--np", args->np, "Ranks (communicator size)")->capture_default_str()
+  cmd->add_option("--np", args->np, "Ranks (communicator size)")
+      ->capture_default_str()
       ->check(CLI::Range(2, 10000000));
-  cmd->add_option("--nodes", args->nodes, "Nodes (Slurm)")->capture_default_str()
+  cmd->add_option("--nodes", args->nodes, "Nodes (Slurm)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
-  cmd->add_option("--strategy", args->strategy, "Search strategy: bo, bo-per-size, random, exhaustive")
+  cmd->add_option("--strategy", args->strategy,
+                  "Search strategy: bo, bo-per-size, random, exhaustive")
       ->capture_default_str();
   cmd->add_option("--budget", args->budget, "Evaluations per collective (0 = strategy default)")
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--repeats", args->repeats, "Runs per suggested configuration")
-      ->capture_default_str()->check(CLI::Range(1, 100));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
-  cmd->add_option("--iterations", args->iterations, "OSU -i")->capture_default_str()
+  cmd->add_option("--iterations", args->iterations, "OSU -i")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--warmup", args->warmup, "OSU -x")->capture_default_str()
+  cmd->add_option("--warmup", args->warmup, "OSU -x")
+      ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--batch-size", args->batch_size, "Configurations per backend job")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--final-repeats", args->final_repeats,
                   "Runs of each finalist and of the default in the final check")
-      ->capture_default_str()->check(CLI::Range(1, 100));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--run-timeout", args->run_timeout, "Seconds before a run is killed")
       ->capture_default_str();
   cmd->add_option("--osu-dir", args->osu_dir,
                   "OMB install or build folder (default: the bundled colltune-osu-bench)");
-  cmd->add_option("--profile", args->profile, "Cluster profile for --backend sim (name or JSON file)");
+  cmd->add_option("--profile", args->profile,
+                  "Cluster profile for --backend sim (name or JSON file)");
   cmd->add_option("--dataset", args->dataset, "Landscape CSV for --backend replay");
   cmd->add_option("--db", args->db, "SQLite store (every measurement is kept as it arrives)")
       ->capture_default_str();

@@ -27,7 +27,6 @@ AlgorithmInfo alg(int id, std::string name, Flags f = {}) {
   return AlgorithmInfo{id, std::move(name), f.seg, f.fan, f.two, f.comm};
 }
 
-
 }  // namespace
 
 const AlgorithmTable& AlgorithmTable::builtin_4_1() {
@@ -38,28 +37,26 @@ const AlgorithmTable& AlgorithmTable::builtin_4_1() {
     const Flags seg_fan{.seg = true, .fan = true};
     const Flags two{.two = true};
     const Flags comm{.comm = true};
-    e[Collective::bcast] = {10,
-                            {alg(1, "basic_linear"), alg(2, "chain", seg_fan),
-                             alg(3, "pipeline", seg), alg(4, "split_binary_tree", seg),
-                             alg(5, "binary_tree", seg), alg(6, "binomial", seg),
-                             alg(7, "knomial", seg), alg(8, "scatter_allgather"),
-                             alg(9, "scatter_allgather_ring")}};
-    e[Collective::reduce] = {8,
-                             {alg(1, "linear"), alg(2, "chain", {.seg = true, .fan = true, .comm = true}),
-                              alg(3, "pipeline", {.seg = true, .comm = true}),
-                              alg(4, "binary", {.seg = true, .comm = true}),
-                              alg(5, "binomial", {.seg = true, .comm = true}),
-                              alg(6, "in-order_binary", seg), alg(7, "rabenseifner", comm)}};
-    e[Collective::allreduce] = {7,
-                                {alg(1, "basic_linear"), alg(2, "nonoverlapping"),
-                                 alg(3, "recursive_doubling"), alg(4, "ring", comm),
-                                 alg(5, "segmented_ring", {.seg = true, .comm = true}),
-                                 alg(6, "rabenseifner")}};
-    e[Collective::gather] = {4,
-                             {alg(1, "basic_linear"), alg(2, "binomial"),
-                              alg(3, "linear_sync", seg)}};
-    e[Collective::scatter] = {4,
-                              {alg(1, "basic_linear"), alg(2, "binomial"), alg(3, "linear_nb")}};
+    e[Collective::bcast] = {
+        10,
+        {alg(1, "basic_linear"), alg(2, "chain", seg_fan), alg(3, "pipeline", seg),
+         alg(4, "split_binary_tree", seg), alg(5, "binary_tree", seg), alg(6, "binomial", seg),
+         alg(7, "knomial", seg), alg(8, "scatter_allgather"), alg(9, "scatter_allgather_ring")}};
+    e[Collective::reduce] = {
+        8,
+        {alg(1, "linear"), alg(2, "chain", {.seg = true, .fan = true, .comm = true}),
+         alg(3, "pipeline", {.seg = true, .comm = true}),
+         alg(4, "binary", {.seg = true, .comm = true}),
+         alg(5, "binomial", {.seg = true, .comm = true}), alg(6, "in-order_binary", seg),
+         alg(7, "rabenseifner", comm)}};
+    e[Collective::allreduce] = {
+        7,
+        {alg(1, "basic_linear"), alg(2, "nonoverlapping"), alg(3, "recursive_doubling"),
+         alg(4, "ring", comm), alg(5, "segmented_ring", {.seg = true, .comm = true}),
+         alg(6, "rabenseifner")}};
+    e[Collective::gather] = {
+        4, {alg(1, "basic_linear"), alg(2, "binomial"), alg(3, "linear_sync", seg)}};
+    e[Collective::scatter] = {4, {alg(1, "basic_linear"), alg(2, "binomial"), alg(3, "linear_nb")}};
     e[Collective::allgather] = {7,
                                 {alg(1, "linear"), alg(2, "bruck"), alg(3, "recursive_doubling"),
                                  alg(4, "ring"), alg(5, "neighbor"), alg(6, "two_proc", two)}};
@@ -70,17 +67,17 @@ const AlgorithmTable& AlgorithmTable::builtin_4_1() {
                                {alg(1, "linear"), alg(2, "pairwise"), alg(3, "modified_bruck"),
                                 alg(4, "linear_sync"), alg(5, "two_proc", two)}};
     e[Collective::alltoallv] = {3, {alg(1, "basic_linear"), alg(2, "pairwise")}};
-    e[Collective::barrier] = {7,
-                              {alg(1, "linear"), alg(2, "double_ring"),
-                               alg(3, "recursive_doubling"), alg(4, "bruck"),
-                               alg(5, "two_proc", two), alg(6, "tree")}};
+    e[Collective::barrier] = {
+        7,
+        {alg(1, "linear"), alg(2, "double_ring"), alg(3, "recursive_doubling"), alg(4, "bruck"),
+         alg(5, "two_proc", two), alg(6, "tree")}};
     e[Collective::reduce_scatter] = {5,
                                      {alg(1, "non-overlapping"), alg(2, "recursive_halving", comm),
                                       alg(3, "ring", comm), alg(4, "butterfly")}};
-    e[Collective::reduce_scatter_block] = {5,
-                                           {alg(1, "basic_linear"), alg(2, "recursive_doubling"),
-                                            alg(3, "recursive_halving", comm),
-                                            alg(4, "butterfly")}};
+    e[Collective::reduce_scatter_block] = {
+        5,
+        {alg(1, "basic_linear"), alg(2, "recursive_doubling"), alg(3, "recursive_halving", comm),
+         alg(4, "butterfly")}};
     t.version = OmpiVersion{4, 1, 4};
     return t;
   }();
@@ -88,6 +85,7 @@ const AlgorithmTable& AlgorithmTable::builtin_4_1() {
 }
 
 AlgorithmTable AlgorithmTable::from_ompi_info(std::string_view text) {
+  constexpr int kMaxAlgorithmId = 255;
   const AlgorithmTable& builtin = builtin_4_1();
   std::map<Collective, std::map<int, std::string>> found;
   std::optional<OmpiVersion> version;
@@ -123,6 +121,9 @@ AlgorithmTable AlgorithmTable::from_ompi_info(std::string_view text) {
     } catch (const std::exception&) {
       continue;
     }
+    // Open MPI's enumerator values are small non-negative ids; anything else is not one of its
+    // lines (and INT_MAX would overflow algorithm_count below).
+    if (id < 0 || id > kMaxAlgorithmId) continue;
     found[*coll][id] = std::string(tail.substr(colon + 1));
   }
   if (found.empty())
@@ -161,8 +162,7 @@ const CollectiveAlgorithms* AlgorithmTable::find(Collective c) const {
 
 const CollectiveAlgorithms& AlgorithmTable::at(Collective c) const {
   const auto* entry = find(c);
-  if (!entry)
-    throw std::out_of_range("no algorithm table for collective " + std::string(name(c)));
+  if (!entry) throw std::out_of_range("no algorithm table for collective " + std::string(name(c)));
   return *entry;
 }
 

@@ -1,6 +1,7 @@
 #include "core/ompi_version.h"
 
 #include <cctype>
+#include <climits>
 
 namespace colltune {
 
@@ -18,11 +19,16 @@ std::optional<OmpiVersion> parse_ompi_version(std::string_view text) {
     std::size_t j = i;
     while (count < 3 && j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
       int value = 0;
-      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
-        value = value * 10 + (text[j++] - '0');
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) {
+        const int digit = text[j++] - '0';
+        // Saturate: a digit run longer than any version number must not overflow (fuzzing).
+        value = value > (INT_MAX - digit) / 10 ? INT_MAX : value * 10 + digit;
+      }
       parts[count++] = value;
-      if (j < text.size() && text[j] == '.' && count < 3) ++j;
-      else break;
+      if (j < text.size() && text[j] == '.' && count < 3)
+        ++j;
+      else
+        break;
     }
     if (count >= 2) return OmpiVersion{parts[0], parts[1], parts[2]};
   }

@@ -61,12 +61,21 @@ BayesSettings BayesSettings::from_json(const nlohmann::json& j) {
       s.tie_z = value.get<double>();
     else if (key == "finalist_z")
       s.finalist_z = value.get<double>();
+    else if (key == "finalist_cover")
+      s.finalist_cover = value.get<bool>();
+    else if (key == "small_space")
+      s.small_space = value.get<int>();
+    else if (key == "budget_fraction")
+      s.budget_fraction = value.get<double>();
     else
       throw std::invalid_argument("unknown bo setting '" + key + "'");
   }
   if (s.final_score != "hybrid" && s.final_score != "median" && s.final_score != "posterior")
     throw std::invalid_argument("bo final_score must be hybrid, median or posterior");
   if (s.refit_growth < 1.0) throw std::invalid_argument("bo refit_growth must be >= 1");
+  if (s.small_space < 0) throw std::invalid_argument("bo small_space must be >= 0");
+  if (!(s.budget_fraction >= 0 && s.budget_fraction <= 1))
+    throw std::invalid_argument("bo budget_fraction must be in [0, 1]");
   return s;
 }
 
@@ -78,7 +87,10 @@ nlohmann::json BayesSettings::to_json() const {
           {"refit_growth", refit_growth},
           {"final_score", final_score},
           {"tie_z", tie_z},
-          {"finalist_z", finalist_z}};
+          {"finalist_z", finalist_z},
+          {"finalist_cover", finalist_cover},
+          {"small_space", small_space},
+          {"budget_fraction", budget_fraction}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,8 +284,19 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
       options_.stop_rule != "budget")
     throw std::invalid_argument("unknown stop rule '" + options_.stop_rule + "'");
   max_evaluations_ = options_.budget > 0 ? options_.budget : 150;
-  int n =
-      settings_.initial_points > 0 ? settings_.initial_points : default_initial_design_size(space);
+  // Under the fractional budget (the default) the design is lean: one configuration per
+  // algorithm (the categorical kernel needs each algorithm seen once), no replicate of the
+  // default; the runs saved go to the acquisition, which pays off more (bench/README.md).
+  const bool fraction_budget = options_.budget <= 0 && options_.stop_rule == "ei" &&
+                               settings_.budget_fraction > 0 &&
+                               space.size() > static_cast<std::size_t>(settings_.small_space);
+  const bool lean_design =
+      fraction_budget && settings_.initial_points <= 0 && options_.warm_start_points.empty();
+  std::set<int> algorithms;
+  for (const auto& p : space.points()) algorithms.insert(p.algorithm);
+  int n = settings_.initial_points > 0 ? settings_.initial_points
+          : lean_design                ? static_cast<int>(algorithms.size())
+                                       : default_initial_design_size(space);
   Rng rng(mix_seed(options_.seed, 0));
   design_ = latin_hypercube_design(space, n, rng);
   // Warm start (re-tuning after a small change; options.warm_start_*): the default, then the
@@ -316,9 +339,25 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
   }
   // The replicate gives the noise model data from the start; a design that already covers the
   // whole space (small spaces) skips it so that bo never costs more than exhaustive.
-  if (settings_.repeat_default && space.contains(TuningConfig{}) && !design_.empty() &&
-      design_.front().is_default() && design_.size() < space.size())
+  if (settings_.repeat_default && !lean_design && space.contains(TuningConfig{}) &&
+      !design_.empty() && design_.front().is_default() && design_.size() < space.size())
     design_.insert(design_.begin() + 1, TuningConfig{});
+  // A small space is measured once, in the exhaustive strategy's order (a warm start keeps its
+  // own design: it exists to measure less than everything).
+  small_mode_ = settings_.small_space > 0 &&
+                space.size() <= static_cast<std::size_t>(settings_.small_space) &&
+                options_.warm_start_points.empty();
+  if (small_mode_) {
+    design_ = space.points();
+    if (options_.budget <= 0) max_evaluations_ = static_cast<int>(space.size());
+  } else if (fraction_budget) {
+    // A warm start with the earlier campaign's runs already has the landscape's shape: half.
+    const double share = settings_.budget_fraction * (prior_evaluations_.empty() ? 1.0 : 0.5);
+    const int fraction =
+        static_cast<int>(std::floor(share * static_cast<double>(space.size()) + 1e-9));
+    max_evaluations_ =
+        std::min(max_evaluations_, std::max(fraction, static_cast<int>(design_.size()) + 1));
+  }
 }
 
 void BayesStrategy::observe(const Evaluation& evaluation) {
@@ -616,6 +655,16 @@ std::vector<BayesStrategy::SizeDecision> BayesStrategy::decide() const {
     d.ranked.push_back(view.rows[pick]);
     for (int j : ties)
       if (j != pick) d.ranked.push_back(view.rows[j]);
+    d.contenders.push_back(view.rows[pick]);
+    if (mode != "median") {
+      int top = measured.front();
+      for (int j : measured)
+        if (mu(j) < mu(top)) top = j;
+      for (int j : measured)
+        if (j != pick &&
+            mu(j) - mu(top) <= settings_.finalist_z * std::sqrt(sd2(j) + sd2(top)) + 1e-12)
+          d.contenders.push_back(view.rows[j]);
+    }
     out.push_back(std::move(d));
   }
   return out;
@@ -623,13 +672,52 @@ std::vector<BayesStrategy::SizeDecision> BayesStrategy::decide() const {
 
 std::vector<TuningConfig> BayesStrategy::finalists(int per_size) const {
   std::set<TuningConfig> picked;
-  for (const auto& d : decide())
-    for (int k = 0; k < per_size && k < static_cast<int>(d.ranked.size()); ++k)
+  if (small_mode_) {  // as exhaustive: the best medians per size
+    for (std::int64_t size : size_grid()) {
+      const auto order = observations_.ranked(size);
+      for (int i = 0; i < per_size && i < static_cast<int>(order.size()); ++i)
+        picked.insert(order[i]);
+    }
+    return {picked.begin(), picked.end()};
+  }
+  const auto decisions = decide();
+  if (!settings_.finalist_cover || per_size <= 0) {
+    for (const auto& d : decisions)
+      for (int k = 0; k < per_size && k < static_cast<int>(d.ranked.size()); ++k)
+        picked.insert(d.ranked[k]);
+    return {picked.begin(), picked.end()};
+  }
+  // Greedy set cover of the sizes by their contenders; the default is re-measured anyway.
+  auto covers = [](const SizeDecision& d, const TuningConfig& c) {
+    return std::find(d.contenders.begin(), d.contenders.end(), c) != d.contenders.end();
+  };
+  std::vector<bool> covered(decisions.size(), false);
+  if (observations_.evaluated(TuningConfig{}))
+    for (std::size_t i = 0; i < decisions.size(); ++i)
+      covered[i] = covers(decisions[i], TuningConfig{});
+  while (true) {
+    std::map<TuningConfig, std::pair<int, int>> gain;  // config -> (sizes covered, picks)
+    for (std::size_t i = 0; i < decisions.size(); ++i) {
+      if (covered[i]) continue;
+      for (const auto& c : decisions[i].contenders) ++gain[c].first;
+      ++gain[decisions[i].pick].second;
+    }
+    if (gain.empty()) break;
+    auto best = gain.begin();  // most sizes, then most picks, then the lowest configuration
+    for (auto it = gain.begin(); it != gain.end(); ++it)
+      if (it->second > best->second) best = it;
+    picked.insert(best->first);
+    for (std::size_t i = 0; i < decisions.size(); ++i)
+      covered[i] = covered[i] || covers(decisions[i], best->first);
+  }
+  for (const auto& d : decisions)
+    for (int k = 1; k < per_size && k < static_cast<int>(d.ranked.size()); ++k)
       picked.insert(d.ranked[k]);
   return {picked.begin(), picked.end()};
 }
 
 std::vector<Choice> BayesStrategy::recommend() const {
+  if (small_mode_) return observations_.best_per_size(size_grid());  // exhaustive's rule
   std::vector<Choice> out;
   for (const auto& d : decide()) {
     Choice c;

@@ -20,17 +20,34 @@
 //    pending configurations are never suggested again (the default's replicate aside).
 //  - Stop ("ei", the default): every size closed; or budgets (evaluations, benchmark seconds);
 //    "thesis": <= 150 evaluations and < 1 % improvement of the geometric-mean best over 15;
-//    "budget": budgets only. Without a budget at most 150 evaluations.
+//    "budget": budgets only. Without a budget at most 150 evaluations, and under "ei" at most
+//    max(floor(budget_fraction x space size), initial design + 1): one job that informs every
+//    size makes a small fraction of the space enough (bench/README.md "Optimizer" measures
+//    it); half that fraction under a warm start that has the earlier campaign's runs. Under
+//    that budget (no explicit budget, no warm start, initial_points unset) the
+//    design is lean: one configuration per algorithm, no replicate of the default.
+//  - Small spaces (<= small_space configurations, e.g. algorithm-only sweeps): a model cannot
+//    beat simply measuring everything there, so bo makes one pass over the space in the
+//    exhaustive strategy's order and picks like it (lowest median per size; finalists ranked
+//    by median): it never costs more than exhaustive and picks the same.
 //  - Final choice per size (recommend): the lowest posterior value of an evaluated
 //    configuration; a gap within tie_z posterior standard deviations is a tie, won by the
 //    default, else by the configuration with fewer knobs. final_score "median" ranks by the
 //    median of the runs instead (noise from the model), "hybrid" takes the posterior
 //    contenders (within finalist_z sd) and ranks them by median. finalists(k): per size the
-//    pick, then up to k-1 configurations tied with the best.
+//    pick, then up to k-1 configurations tied with the best. tie_z is 0 by default: on these
+//    noisy landscapes preferring the default within the posterior's noise cost regret, and
+//    the campaign engine applies the default preference on its re-measured finalists
+//    (optimizer/final_choice.h). finalists(k) with finalist_cover (the default) is a cheap
+//    final phase: the fewest configurations such that every size has one of its contenders
+//    (within finalist_z posterior sd of its best) among them, the default counting as
+//    already measured (the engine re-measures it anyway); greedy set cover, preferring each
+//    size's pick; k > 1 adds each size's next k-1 ranked configurations.
 //
 // Settings (StrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // repeat_default (bool), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// final_score ("posterior", "hybrid", "median"), tie_z (1), finalist_z (1).
+// final_score ("posterior", "hybrid", "median"), tie_z (0), finalist_z (1),
+// small_space (12; 0 = off), budget_fraction (0.2; 0 = off), finalist_cover (true).
 #pragma once
 
 #include <Eigen/Dense>
@@ -53,8 +70,11 @@ struct BayesSettings {
   double ei_floor = 0.002;
   double refit_growth = 1.25;
   std::string final_score = "posterior";
-  double tie_z = 1.0;
+  double tie_z = 0.0;
   double finalist_z = 1.0;
+  bool finalist_cover = true;
+  int small_space = 12;
+  double budget_fraction = 0.2;
 
   static BayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
   nlohmann::json to_json() const;
@@ -78,6 +98,8 @@ class BayesStrategy : public Strategy {
   std::string stop_reason() const { return stop_reason_; }
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
   int evaluation_budget() const { return max_evaluations_; }
+  // True when the space is small enough for one exhaustive pass (see above).
+  bool small_space_mode() const { return small_mode_; }
 
   // Everything observed, arranged on the configuration x size grid (see the .cpp).
   struct GridView;
@@ -90,6 +112,8 @@ class BayesStrategy : public Strategy {
     TuningConfig pick;
     double pick_latency_us = 0;  // median of the pick's runs
     std::vector<TuningConfig> ranked;
+    // Configurations within finalist_z posterior sd of the size's best (the pick included).
+    std::vector<TuningConfig> contenders;
   };
   std::vector<SizeDecision> decide() const;
   std::vector<std::int64_t> size_grid() const;
@@ -101,6 +125,7 @@ class BayesStrategy : public Strategy {
   BayesSettings settings_;
   ConfigEncoder encoder_;
   int max_evaluations_ = 150;
+  bool small_mode_ = false;
 
   std::vector<TuningConfig> design_;
   std::size_t design_next_ = 0;

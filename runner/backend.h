@@ -9,11 +9,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/collective.h"
 #include "core/tuning_config.h"
@@ -30,8 +29,8 @@ struct BenchmarkRequest {
   int ppn = 0;  // ranks per node; 0 = comm_size / nodes
   std::int64_t min_size = 4;
   std::int64_t max_size = 1 << 20;
-  int iterations = 100;  // OSU -i
-  int warmup = 10;       // OSU -x
+  int iterations = 100;               // OSU -i
+  int warmup = 10;                    // OSU -x
   std::vector<TuningConfig> configs;  // algorithm 0 = Open MPI's default decision
   int repeats = 1;                    // runs of each configuration
   std::uint64_t order_seed = 0;       // runs are made in an order shuffled with this seed
@@ -45,6 +44,25 @@ struct BenchmarkRequest {
   // interruption); every run keeps its identity, so results and seeded noise are the same as
   // in an uninterrupted job.
   std::vector<std::pair<std::size_t, int>> only_runs;
+
+  // Identity and resumption of a batch whose backend jobs outlive the caller (Slurm). Runtime
+  // only: not part of the request's JSON. Backends whose runs end with the caller (local, sim,
+  // replay) ignore these fields.
+  //
+  // `recorded_at`: when the caller recorded this batch (seconds since the epoch; 0 = not
+  // recorded). With the tag it names the batch's state outside the caller (the Slurm job
+  // folder), so that a later call for the same recorded batch finds what an earlier one left.
+  double recorded_at = 0;
+  // `resume`: an earlier call for this same (tag, recorded_at) may have submitted work that is
+  // still queued, running, or finished with results not reported to this caller (the caller
+  // was killed, or paused it). The backend must then submit nothing twice: it first looks for
+  // that work (the backend job `resume_job_id` when the caller stored one, else by tag), reports
+  // the requested runs that already finished from it, re-attaches to a job still pending or
+  // running (reporting it through on_job_submitted and its runs as they finish), and submits
+  // only runs that neither finished nor belong to a live job. Only the runs of only_runs (or all)
+  // are reported, each exactly once, as for any run() call. Needs recorded_at.
+  bool resume = false;
+  std::string resume_job_id;
 };
 
 enum class RunOutcome {
@@ -60,28 +78,28 @@ std::optional<RunOutcome> parse_run_outcome(std::string_view text);
 
 // Where a number came from: enough to rerun it by hand.
 struct Provenance {
-  std::string backend;                      // "local", "slurm", "sim", "replay"
-  std::vector<std::string> argv;            // exact command line of the run
-  std::map<std::string, std::string> mca;   // MCA parameters set for the run
-  std::map<std::string, std::string> env;   // extra environment set for the run
+  std::string backend;                     // "local", "slurm", "sim", "replay"
+  std::vector<std::string> argv;           // exact command line of the run
+  std::map<std::string, std::string> mca;  // MCA parameters set for the run
+  std::map<std::string, std::string> env;  // extra environment set for the run
   std::string host;
   std::string ompi_version;
-  std::string benchmark;      // OSU header line, e.g. "OSU MPI Broadcast Latency Test v5.6.2"
-  std::string job_id;         // backend job id (Slurm job id), empty when none
-  double start_time = 0;      // seconds since the epoch
+  std::string benchmark;  // OSU header line, e.g. "OSU MPI Broadcast Latency Test v5.6.2"
+  std::string job_id;     // backend job id (Slurm job id), empty when none
+  double start_time = 0;  // seconds since the epoch
   double end_time = 0;
-  int exit_status = 0;        // exit code, or 128+signal
+  int exit_status = 0;         // exit code, or 128+signal
   std::string stderr_excerpt;  // last lines of stderr (bounded)
 };
 
 struct RunResult {
-  std::string tag;                 // the batch's tag
-  std::size_t config_index = 0;    // index into BenchmarkRequest::configs
+  std::string tag;               // the batch's tag
+  std::size_t config_index = 0;  // index into BenchmarkRequest::configs
   TuningConfig config;
-  int repeat = 0;                  // 0-based
+  int repeat = 0;  // 0-based
   RunOutcome outcome = RunOutcome::ok;
-  std::string error;               // clear reason when outcome != ok
-  std::vector<OsuRow> rows;        // measured sizes (a failed run may keep its earlier sizes)
+  std::string error;         // clear reason when outcome != ok
+  std::vector<OsuRow> rows;  // measured sizes (a failed run may keep its earlier sizes)
   Provenance provenance;
 };
 
@@ -89,7 +107,8 @@ struct RunResult {
 class RunSink {
  public:
   virtual ~RunSink() = default;
-  // A backend job (e.g. a Slurm job) was submitted for the batch; called before its results.
+  // A backend job (e.g. a Slurm job) was submitted for the batch, or a resumed batch re-attached
+  // to a job submitted earlier (BenchmarkRequest::resume); called before its results.
   virtual void on_job_submitted(const std::string& tag, const std::string& job_id) {
     (void)tag;
     (void)job_id;

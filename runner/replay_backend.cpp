@@ -15,6 +15,7 @@
 #include "runner/process.h"
 #include "runner/sim/noise.h"
 #include "runner/sim/osu_text.h"
+#include "runner/sim/virtual_runs.h"
 
 namespace colltune {
 
@@ -73,10 +74,6 @@ bool extra_mca_changes_runs(const BenchmarkRequest& request) {
     if (same == base.end() || same->second != value) return true;
   }
   return false;
-}
-
-double wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -274,126 +271,77 @@ BackendInfo ReplayBackend::describe() {
 void ReplayBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
   validate_request(request);
   const auto sizes = sim::osu_message_sizes(request.collective, request.min_size, request.max_size);
-  if (clock_ == 0) clock_ = wall_clock_now();
-  const std::string host = "replay:" + std::filesystem::path(dataset_.source()).filename().string();
-  for (const auto& [index, repeat] : run_order(request)) {
-    const TuningConfig& config = request.configs[index];
-    RunResult result;
-    result.tag = request.tag;
-    result.config_index = index;
-    result.config = config;
-    result.repeat = repeat;
-    auto mca = mca_for_config(request.collective, config);
-    for (const auto& [key, value] : request.extra_mca) mca[key] = value;
-    Provenance& prov = result.provenance;
-    prov.backend = "replay";
-    prov.argv = sim::osu_job_argv(request, mca);
-    prov.mca = mca;
-    prov.env = request.extra_env;
-    prov.host = host;
-    prov.ompi_version = options_.ompi_version;
-    prov.start_time = prov.end_time = options_.virtual_clock ? clock_ : wall_clock_now();
-
-    if (cancel.cancelled()) {
-      result.outcome = RunOutcome::cancelled;
-      result.error = "cancelled before it started";
-      sink.on_result(result);
-      continue;
-    }
-    if (extra_mca_changes_runs(request)) {
-      result.outcome = RunOutcome::unavailable;
-      result.error = "a recorded landscape has no runs with these extra MCA parameters";
-      sink.on_result(result);
-      continue;
-    }
-
-    const TuningConfig recorded = ReplayDataset::canonical(request.collective, config);
-    const std::uint64_t draw_seed =
-        sim::mix_seed(sim::mix_seed(sim::mix_seed(sim::mix_seed(options_.seed, request.tag),
-                                                  static_cast<std::uint64_t>(recorded.algorithm)),
-                                    static_cast<std::uint64_t>(recorded.segsize)),
-                      static_cast<std::uint64_t>(recorded.fanout));
-    std::vector<OsuRow> rows;
-    std::vector<std::int64_t> missing;
-    bool full = true;
-    for (std::int64_t size : sizes) {
-      const auto* values =
-          dataset_.find(request.collective, request.comm_size, request.nodes, config, size);
-      if (!values || values->empty()) {
-        missing.push_back(size);
-        continue;
-      }
-      // The same permutation for every size with the same number of repeats, so a run reads
-      // one recorded run when the recording is complete.
-      std::vector<std::size_t> perm(values->size());
-      for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-      Rng rng(sim::mix_seed(draw_seed, static_cast<std::uint64_t>(values->size())));
-      rng.shuffle(perm);
-      const ReplayValue& v = (*values)[perm[static_cast<std::size_t>(repeat) % perm.size()]];
-      OsuRow row;
-      row.size = size;
-      row.avg_us = v.avg_us;
-      row.min_us = v.min_us;
-      row.max_us = v.max_us;
-      row.iterations = v.iterations;
-      if (!row.min_us || !row.max_us || !row.iterations) full = false;
-      rows.push_back(row);
-    }
-    if (!missing.empty()) {
-      result.outcome = RunOutcome::unavailable;
-      std::string sizes_text;
-      for (std::size_t i = 0; i < missing.size() && i < 6; ++i)
-        sizes_text += (i ? ", " : "") + std::to_string(missing[i]);
-      if (missing.size() > 6) sizes_text += ", ...";
-      result.error = "not recorded: " + std::string(colltune::name(request.collective)) +
-                     " P=" + std::to_string(request.comm_size) +
-                     (dataset_.has_nodes() ? " nodes=" + std::to_string(request.nodes) : "") + " " +
-                     to_string(config) + " at size(s) " + sizes_text;
-      if (rows.empty()) {
-        const auto known = dataset_.configs(request.collective, request.comm_size);
-        result.error += known.empty() ? " (no recording at this comm size)"
-                                      : " (" + std::to_string(known.size()) +
-                                            " configurations recorded at this comm size)";
-      }
-      result.rows = rows;  // the sizes that were recorded are real measurements
-      sink.on_result(result);
-      continue;
-    }
-    if (!full)
-      for (auto& row : rows) {
-        row.min_us.reset();
-        row.max_us.reset();
-        row.iterations.reset();
-      }
-
-    ProcessResult process;
-    double seconds = options_.launch_overhead_s;
-    std::size_t finished = 0;
-    for (; finished < rows.size(); ++finished) {
-      const double cost = (request.iterations + request.warmup) * rows[finished].avg_us * 1e-6;
-      if (seconds + cost > request.run_timeout_s) break;
-      seconds += cost;
-    }
-    if (finished < rows.size()) {
-      rows.resize(finished);
-      process.timed_out = true;
-      process.signal = 9;
-      seconds = request.run_timeout_s;
-    } else {
-      process.exit_code = 0;
-    }
-    process.stdout_text =
-        sim::format_osu_output(request.collective, rows, full, options_.osu_version);
-    process.elapsed_s = seconds;
-    classify_osu_run(process, result);
-    if (options_.virtual_clock) {
-      clock_ += seconds;
-      prov.end_time = clock_;
-    } else {
-      prov.end_time = wall_clock_now();
-    }
-    sink.on_result(result);
-  }
+  sim::VirtualBatchInfo info;
+  info.backend = "replay";
+  info.host = "replay:" + std::filesystem::path(dataset_.source()).filename().string();
+  info.ompi_version = options_.ompi_version;
+  info.osu_version = options_.osu_version;
+  info.launch_overhead_s = options_.launch_overhead_s;
+  info.virtual_clock = options_.virtual_clock;
+  const std::string refuse =
+      extra_mca_changes_runs(request)
+          ? "a recorded landscape has no runs with these extra MCA parameters"
+          : "";
+  sim::run_virtual_batch(
+      request, sink, cancel, info, clock_, refuse, [&](std::size_t index, int repeat) {
+        const TuningConfig& config = request.configs[index];
+        const TuningConfig recorded = ReplayDataset::canonical(request.collective, config);
+        const std::uint64_t draw_seed = sim::mix_seed(
+            sim::mix_seed(sim::mix_seed(sim::mix_seed(options_.seed, request.tag),
+                                        static_cast<std::uint64_t>(recorded.algorithm)),
+                          static_cast<std::uint64_t>(recorded.segsize)),
+            static_cast<std::uint64_t>(recorded.fanout));
+        sim::VirtualAnswer a;
+        std::vector<std::int64_t> missing;
+        for (std::int64_t size : sizes) {
+          const auto* values =
+              dataset_.find(request.collective, request.comm_size, request.nodes, config, size);
+          if (!values || values->empty()) {
+            missing.push_back(size);
+            continue;
+          }
+          // The same permutation for every size with the same number of repeats, so a run
+          // reads one recorded run when the recording is complete.
+          std::vector<std::size_t> perm(values->size());
+          for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+          Rng rng(sim::mix_seed(draw_seed, static_cast<std::uint64_t>(values->size())));
+          rng.shuffle(perm);
+          const ReplayValue& v = (*values)[perm[static_cast<std::size_t>(repeat) % perm.size()]];
+          OsuRow row;
+          row.size = size;
+          row.avg_us = v.avg_us;
+          row.min_us = v.min_us;
+          row.max_us = v.max_us;
+          row.iterations = v.iterations;
+          if (!row.min_us || !row.max_us || !row.iterations) a.full = false;
+          a.rows.push_back(row);
+        }
+        if (!missing.empty()) {
+          a.outcome = RunOutcome::unavailable;
+          std::string sizes_text;
+          for (std::size_t i = 0; i < missing.size() && i < 6; ++i)
+            sizes_text += (i ? ", " : "") + std::to_string(missing[i]);
+          if (missing.size() > 6) sizes_text += ", ...";
+          a.error = "not recorded: " + std::string(colltune::name(request.collective)) +
+                    " P=" + std::to_string(request.comm_size) +
+                    (dataset_.has_nodes() ? " nodes=" + std::to_string(request.nodes) : "") + " " +
+                    to_string(config) + " at size(s) " + sizes_text;
+          if (a.rows.empty()) {
+            const auto known = dataset_.configs(request.collective, request.comm_size);
+            a.error += known.empty() ? " (no recording at this comm size)"
+                                     : " (" + std::to_string(known.size()) +
+                                           " configurations recorded at this comm size)";
+          }
+          return a;  // the sizes that were recorded are real measurements: kept in the result
+        }
+        if (!a.full)
+          for (auto& row : a.rows) {
+            row.min_us.reset();
+            row.max_us.reset();
+            row.iterations.reset();
+          }
+        return a;
+      });
 }
 
 }  // namespace colltune

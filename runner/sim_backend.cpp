@@ -1,37 +1,20 @@
 #include "runner/sim_backend.h"
 
-#include <chrono>
+#include <algorithm>
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 
-#include "runner/local_backend.h"
 #include "runner/mca.h"
-#include "runner/process.h"
 #include "runner/sim/collective_schedules.h"
 #include "runner/sim/noise.h"
 #include "runner/sim/osu_text.h"
+#include "runner/sim/virtual_runs.h"
 
 namespace colltune {
 
 namespace {
-
-double wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// Sizes that ran the same coll/base functions, for a compact trace in the provenance.
-std::string trace_summary(const std::vector<std::pair<std::int64_t, std::string>>& traces) {
-  std::string out;
-  for (std::size_t i = 0; i < traces.size();) {
-    std::size_t j = i;
-    while (j + 1 < traces.size() && traces[j + 1].second == traces[i].second) ++j;
-    out += "colltune-sim: sizes " + std::to_string(traces[i].first) + "-" +
-           std::to_string(traces[j].first) + ": " + traces[i].second + "\n";
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string out;
@@ -70,6 +53,36 @@ BackendInfo SimBackend::describe() {
   return info;
 }
 
+void SimBackend::prefetch(const BenchmarkRequest& request, const sim::Placement& placement,
+                          const std::vector<std::int64_t>& sizes) const {
+  int threads = options_.threads > 0
+                    ? options_.threads
+                    : std::min(8, static_cast<int>(std::thread::hardware_concurrency()));
+  if (threads < 2) return;
+  std::vector<std::pair<TuningConfig, std::int64_t>> cells;
+  for (const auto& config : request.configs)
+    for (std::int64_t size : sizes) cells.emplace_back(config, size);
+  if (cells.size() < 2) return;
+  threads = std::min<int>(threads, static_cast<int>(cells.size()));
+  // The largest sizes cost the most: hand them out first.
+  std::stable_sort(cells.begin(), cells.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < cells.size();) {
+      try {
+        model_->measure(request.collective, placement, cells[i].first, cells[i].second);
+      } catch (const std::exception&) {
+        // Reported (and classified) by the run itself.
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
 void SimBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
   validate_request(request);
   const auto& profile = model_->profile();
@@ -92,122 +105,60 @@ void SimBackend::run(const BenchmarkRequest& request, RunSink& sink, const Cance
                     " (it models one forced configuration or the fixed decision)";
   }
 
-  if (clock_ == 0) clock_ = wall_clock_now();
-  const std::string host = "sim:" + profile.name;
-  for (const auto& [index, repeat] : run_order(request)) {
-    const TuningConfig& config = request.configs[index];
-    RunResult result;
-    result.tag = request.tag;
-    result.config_index = index;
-    result.config = config;
-    result.repeat = repeat;
-    auto mca = mca_for_config(request.collective, config);
-    for (const auto& [key, value] : request.extra_mca) mca[key] = value;
-    Provenance& prov = result.provenance;
-    prov.backend = "sim";
-    prov.argv = sim::osu_job_argv(request, mca);
-    prov.mca = mca;
-    prov.env = request.extra_env;
-    prov.host = host;
-    prov.ompi_version = profile.ompi_version;
-    const double start = options_.virtual_clock ? clock_ : wall_clock_now();
-    prov.start_time = prov.end_time = start;
-
-    if (cancel.cancelled()) {
-      result.outcome = RunOutcome::cancelled;
-      result.error = "cancelled before it started";
-      sink.on_result(result);
-      continue;
-    }
-    if (!unavailable.empty()) {
-      result.outcome = RunOutcome::unavailable;
-      result.error = unavailable;
-      sink.on_result(result);
-      continue;
-    }
-
-    ProcessResult process;
-    std::vector<OsuRow> rows;
-    std::vector<std::pair<std::int64_t, std::string>> traces;
-    double seconds = profile.launch_overhead_s;
-    sim::RunNoise noise(
-        noise_, sim::mix_seed(sim::mix_seed(sim::mix_seed(options_.seed, request.tag), index),
-                              static_cast<std::uint64_t>(repeat)));
-    try {
-      for (std::int64_t size : sizes) {
-        const sim::Measurement m = model_->measure(request.collective, placement, config, size);
-        const double f = noise.factor(size);
-        OsuRow row;
-        row.size = size;
-        row.avg_us = m.avg_us * f;
-        row.min_us = m.min_us * f;
-        row.max_us = m.max_us * f;
-        row.iterations = request.iterations;
-        const double cost = (request.iterations + request.warmup) * row.avg_us * 1e-6;
-        if (seconds + cost > request.run_timeout_s) {
-          process.timed_out = true;
-          break;
+  if (unavailable.empty() && !cancel.cancelled()) prefetch(request, placement, sizes);
+  sim::VirtualBatchInfo info;
+  info.backend = "sim";
+  info.host = "sim:" + profile.name;
+  info.ompi_version = profile.ompi_version;
+  info.osu_version = profile.osu_version;
+  info.launch_overhead_s = profile.launch_overhead_s;
+  info.virtual_clock = options_.virtual_clock;
+  info.pace = options_.pace;
+  sim::run_virtual_batch(
+      request, sink, cancel, info, clock_, unavailable, [&](std::size_t index, int repeat) {
+        const TuningConfig& config = request.configs[index];
+        sim::VirtualAnswer a;
+        sim::RunNoise noise(
+            noise_, sim::mix_seed(sim::mix_seed(sim::mix_seed(options_.seed, request.tag), index),
+                                  static_cast<std::uint64_t>(repeat)));
+        try {
+          for (std::int64_t size : sizes) {
+            const sim::Measurement m = model_->measure(request.collective, placement, config, size);
+            const double f = noise.factor(size);
+            OsuRow row;
+            row.size = size;
+            row.avg_us = m.avg_us * f;
+            row.min_us = m.min_us * f;
+            row.max_us = m.max_us * f;
+            row.iterations = request.iterations;
+            a.rows.push_back(row);
+            a.row_traces.push_back(join(m.trace, " -> "));
+          }
+        } catch (const sim::AlgorithmOutOfRange& e) {
+          // Open MPI returns MPI_ERR_ARG at the first call; the job aborts after the header.
+          a = {};
+          a.exit_code = 13;
+          a.stderr_text = sim::mpi_abort_banner(request.collective, "MPI_ERR_ARG",
+                                                "invalid argument of some other kind", info.host);
+          a.trace = "colltune-sim: sizes " + std::to_string(sizes.front()) + "-" +
+                    std::to_string(sizes.front()) + ": " + e.what() + "\n";
+        } catch (const sim::ScheduleTooLarge& e) {
+          a = {};
+          a.outcome = RunOutcome::unavailable;
+          a.error = std::string(e.what()) + " (more than " +
+                    std::to_string(options_.max_messages_per_call) + " messages per call)";
+        } catch (const std::invalid_argument& e) {
+          a = {};
+          a.outcome = RunOutcome::unavailable;
+          a.error = e.what();
+        } catch (const std::exception& e) {
+          // A schedule that cannot complete is a simulator defect; report it, keep the batch going.
+          a = {};
+          a.outcome = RunOutcome::failed;
+          a.error = std::string("simulation failed: ") + e.what();
         }
-        seconds += cost;
-        rows.push_back(row);
-        traces.emplace_back(size, join(m.trace, " -> "));
-      }
-      process.stdout_text =
-          sim::format_osu_output(request.collective, rows, true, profile.osu_version);
-      if (process.timed_out) {
-        process.signal = 9;
-        seconds = request.run_timeout_s;
-      } else {
-        process.exit_code = 0;
-      }
-    } catch (const sim::AlgorithmOutOfRange& e) {
-      // Open MPI returns MPI_ERR_ARG at the first call; the job aborts after the header.
-      process.stdout_text =
-          sim::format_osu_output(request.collective, {}, true, profile.osu_version);
-      process.stderr_text = sim::mpi_abort_banner(request.collective, "MPI_ERR_ARG",
-                                                  "invalid argument of some other kind", host);
-      process.exit_code = 13;
-      traces.emplace_back(sizes.front(), e.what());
-    } catch (const sim::ScheduleTooLarge& e) {
-      result.outcome = RunOutcome::unavailable;
-      result.error = std::string(e.what()) + " (more than " +
-                     std::to_string(options_.max_messages_per_call) + " messages per call)";
-      sink.on_result(result);
-      continue;
-    } catch (const std::invalid_argument& e) {
-      result.outcome = RunOutcome::unavailable;
-      result.error = e.what();
-      sink.on_result(result);
-      continue;
-    } catch (const std::exception& e) {
-      // A schedule that cannot complete is a simulator defect; report it, keep the batch going.
-      result.outcome = RunOutcome::failed;
-      result.error = std::string("simulation failed: ") + e.what();
-      sink.on_result(result);
-      continue;
-    }
-    process.elapsed_s = seconds;
-
-    if (options_.pace > 0) {
-      // Demo mode: take (a fraction of) the time the run would take; stop promptly on cancel.
-      const auto until =
-          std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.pace * seconds);
-      while (std::chrono::steady_clock::now() < until && !cancel.cancelled())
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (cancel.cancelled()) process.stopped = true;
-    }
-
-    classify_osu_run(process, result);
-    const std::string trace = trace_summary(traces);
-    prov.stderr_excerpt += (prov.stderr_excerpt.empty() ? "" : "\n") + trace;
-    if (options_.virtual_clock) {
-      clock_ += seconds;
-      prov.end_time = clock_;
-    } else {
-      prov.end_time = wall_clock_now();
-    }
-    sink.on_result(result);
-  }
+        return a;
+      });
 }
 
 }  // namespace colltune

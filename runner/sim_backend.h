@@ -36,6 +36,9 @@ struct SimBackendOptions {
   bool virtual_clock = true;             // false: provenance times are wall-clock (runs take ~0 s)
   double pace = 0;                       // sleep pace x benchmark time per run (demos); 0 = instant
   std::int64_t max_messages_per_call = 4'000'000;  // larger calls are unavailable
+  // Threads that simulate a batch's (configuration, size) cells before it is reported; 0 = the
+  // machine's cores (at most 8). Results do not depend on it.
+  int threads = 0;
 };
 
 class SimBackend : public Backend {
@@ -56,6 +59,10 @@ class SimBackend : public Backend {
   std::unique_ptr<sim::SimModel> model_;
   sim::NoiseModel noise_;
   double clock_ = 0;  // virtual clock, seconds since the epoch
+
+  // Computes the batch's cells not yet in the model's cache on options_.threads threads.
+  void prefetch(const BenchmarkRequest& request, const sim::Placement& placement,
+                const std::vector<std::int64_t>& sizes) const;
 };
 
 }  // namespace colltune

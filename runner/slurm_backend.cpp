@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -96,6 +97,8 @@ struct JobEnd {
   std::optional<slurm::JobStatus> status;  // the terminal status, when known
   bool cancelled_by_us = false;
   std::string give_up_reason;  // non-empty: the monitor stopped without a terminal state
+  bool job_unknown = false;    // neither squeue nor accounting knew the job
+  bool saw_active = false;     // seen pending or running at least once
 };
 
 // One run() call: plans the runs, submits, monitors, resubmits, reports.
@@ -116,7 +119,10 @@ class BatchRunner {
   // Returns true when every run was reported ok.
   bool run(const std::vector<std::string>& osu_argv) {
     plan(osu_argv);
-    int submissions = 0;
+    // Scripts are numbered on from those an earlier process left (a resumed batch).
+    const auto scripts = slurm::submitted_scripts(job_dir_);
+    int submissions = scripts.empty() ? 0 : scripts.back();
+    if (request_.resume && !resume(scripts)) return all_ok_;
     while (unreported() > 0) {
       if (cancel_.cancelled()) {
         report_unfinished(RunOutcome::cancelled, "cancelled before it started", false);
@@ -132,6 +138,82 @@ class BatchRunner {
   }
 
  private:
+  // A resumed batch: finds the job an earlier process submitted for it (the id the caller
+  // stored, the ids the backend wrote next to its scripts, else squeue/sacct by job name,
+  // restricted to jobs working in this batch's folder), reports the runs it finished, and
+  // follows it while it is alive. Returns false when nothing is left to submit.
+  bool resume(const std::vector<int>& scripts) {
+    if (scripts.empty() && request_.resume_job_id.empty()) return true;  // nothing was submitted
+    std::string job;
+    auto consider = [&](const std::string& id) {  // the newest job id wins
+      if (id.empty() || id.size() > 18 || id.find_first_not_of("0123456789") != std::string::npos)
+        return;
+      if (job.empty() || std::stoll(id) > std::stoll(job)) job = id;
+    };
+    consider(request_.resume_job_id);
+    for (int k : scripts) consider(slurm::read_submitted_job_id(job_dir_, k).value_or(""));
+    // sbatch may have answered just before the earlier process died, its id recorded nowhere.
+    const bool id_unknown_for_last_script =
+        !scripts.empty() && !slurm::read_submitted_job_id(job_dir_, scripts.back());
+    if (id_unknown_for_last_script) {
+      // Submitting without knowing could run the batch twice: wait for Slurm to answer (as
+      // for an unreachable controller while monitoring), else give up.
+      std::string error;
+      std::optional<std::vector<slurm::NamedJob>> found;
+      double wait = 1.0;
+      const double deadline = now_seconds() + options_.controller_timeout_s;
+      while (!(found = client_.find_jobs_by_name(job_name(), &error))) {
+        if (cancel_.cancelled() || now_seconds() + wait > deadline) {
+          report_unfinished(cancel_.cancelled() ? RunOutcome::cancelled : RunOutcome::failed,
+                            "cannot tell whether Slurm still has the job submitted for this "
+                            "batch before the restart (" +
+                                error + "); not submitting it again",
+                            false);
+          return false;
+        }
+        spdlog::warn("slurm: batch {}: cannot look for its earlier job: {}; retrying in {:.0f} s",
+                     request_.tag, error, wait);
+        sleep_unless_cancelled(wait);
+        wait = std::min(wait * 2, 30.0);
+      }
+      for (const auto& candidate : *found) {
+        // Same name, another folder: someone else's batch with the same tag.
+        if (fs::path(candidate.work_dir).lexically_normal() == job_dir_.lexically_normal())
+          consider(candidate.job_id);
+      }
+    }
+    if (job.empty()) {
+      spdlog::info("slurm: batch {}: no earlier job found; reporting what its folder holds",
+                   request_.tag);
+      collect();
+      return unreported() > 0;
+    }
+    job_id_ = job;
+    known_job_ids_.insert(job);
+    for (int k : scripts)
+      if (auto id = slurm::read_submitted_job_id(job_dir_, k)) known_job_ids_.insert(*id);
+    collect();
+    if (unreported() == 0) {
+      spdlog::info("slurm: batch {}: every run already finished in job {}", request_.tag, job);
+      return false;
+    }
+    JobEnd end = monitor(/*attaching=*/true);
+    settle();
+    if (end.cancelled_by_us || cancel_.cancelled() || end.saw_active)
+      return handle_end(end, 1);  // our own job in all but name: the usual rules
+    // It had ended (or was forgotten) while no one watched: its unfinished runs go again.
+    spdlog::info("slurm: batch {}: earlier job {} ended while colltune was away ({}); {} runs left",
+                 request_.tag, job,
+                 end.status ? std::string(to_string(end.status->state)) : end.give_up_reason,
+                 unreported());
+    if (!end.status && !end.job_unknown) return handle_end(end, 1);  // controller unreachable
+    return unreported() > 0;
+  }
+
+  std::string job_name() const {
+    return "colltune-" + slurm::sanitize_name(request_.tag.empty() ? "batch" : request_.tag, 55);
+  }
+
   std::size_t unreported() const {
     return static_cast<std::size_t>(
         std::count_if(runs_.begin(), runs_.end(), [](const auto& r) { return !r.reported; }));
@@ -148,13 +230,18 @@ class BatchRunner {
 
   void plan(const std::vector<std::string>& osu_argv) {
     const auto order = run_order(request_);
+    // A run's files are named by its position in the order of the whole batch, not of only_runs:
+    // a resumed call (a subset) must find the files of the same run under the same name.
+    BenchmarkRequest whole = request_;
+    whole.only_runs.clear();
+    std::map<std::pair<std::size_t, int>, std::size_t> position_of;
+    for (const auto& run : run_order(whole)) position_of.emplace(run, position_of.size());
     const bool root = ::geteuid() == 0;
-    for (std::size_t position = 0; position < order.size(); ++position) {
-      const auto [index, repeat] = order[position];
+    for (const auto& [index, repeat] : order) {
       PlannedRun run;
       run.config_index = index;
       run.repeat = repeat;
-      run.script.id = run_id(position);
+      run.script.id = run_id(position_of.at({index, repeat}));
       run.script.timeout_s = request_.run_timeout_s;
       auto mca = mca_for_config(request_.collective, request_.configs[index]);
       for (const auto& [k, v] : request_.extra_mca) mca[k] = v;
@@ -203,8 +290,7 @@ class BatchRunner {
 
   slurm::BatchScriptSpec spec_for(const std::vector<slurm::ScriptRun>& runs) const {
     slurm::BatchScriptSpec spec;
-    spec.job_name =
-        "colltune-" + slurm::sanitize_name(request_.tag.empty() ? "batch" : request_.tag, 55);
+    spec.job_name = job_name();
     spec.partition = options_.partition;
     spec.account = options_.account;
     spec.qos = options_.qos;
@@ -279,9 +365,26 @@ class BatchRunner {
       auto result = client_.submit(script, options_.sbatch_extra_args);
       if (result.ok()) {
         job_id_ = result.job_id;
+        known_job_ids_.insert(job_id_);
         facts_.reset();
+        // Next to its script, so that a resumed batch knows it even if the caller never
+        // stored it (best effort: the job name is the fallback).
+        std::ofstream(slurm::job_id_path(job_dir_, submission)) << job_id_ << "\n";
         spdlog::info("slurm: batch {} submitted as job {} ({} runs, time limit {} min, {})",
                      request_.tag, job_id_, runs.size(), time_limit_minutes_, script.string());
+        sink_.on_job_submitted(request_.tag, job_id_);
+        return true;
+      }
+      // sbatch that timed out (or lost the controller's answer) may still have submitted
+      // the job: adopt it rather than submit the script a second time.
+      if (auto adopted = result.transient ? job_submitted_without_answer() : std::string();
+          !adopted.empty()) {
+        job_id_ = adopted;
+        facts_.reset();
+        std::ofstream(slurm::job_id_path(job_dir_, submission)) << job_id_ << "\n";
+        spdlog::warn("slurm: {}, but job {} of batch {} exists: following it", result.error,
+                     job_id_, request_.tag);
+        known_job_ids_.insert(job_id_);
         sink_.on_job_submitted(request_.tag, job_id_);
         return true;
       }
@@ -296,6 +399,22 @@ class BatchRunner {
     }
   }
 
+  // The newest job of this batch (its name, working in its folder) that is none of the jobs
+  // already known to this call; empty when none or when Slurm cannot be asked.
+  std::string job_submitted_without_answer() {
+    auto found = client_.find_jobs_by_name(job_name());
+    long long newest_known = 0;
+    for (const auto& id : known_job_ids_) newest_known = std::max(newest_known, std::stoll(id));
+    std::string newest;
+    for (const auto& job : found.value_or(std::vector<slurm::NamedJob>{})) {
+      if (fs::path(job.work_dir).lexically_normal() != job_dir_.lexically_normal()) continue;
+      // Older than (or one of) the jobs this call already followed: not this submission's.
+      if (std::stoll(job.job_id) <= newest_known) continue;
+      newest = job.job_id;  // ascending ids: the last match is the newest
+    }
+    return newest;
+  }
+
   // Sleeps `seconds`, waking early when a cancellation arrives.
   void sleep_unless_cancelled(double seconds) const {
     const double until = now_seconds() + seconds;
@@ -305,7 +424,9 @@ class BatchRunner {
     }
   }
 
-  JobEnd monitor() {
+  // Follows job_id_ until it ends. `attaching`: a job submitted by an earlier process, which
+  // may long be gone from squeue and accounting (then job_unknown, after one look).
+  JobEnd monitor(bool attaching = false) {
     JobEnd end;
     const double submitted_at = now_seconds();
     double interval = options_.poll_initial_s;
@@ -341,6 +462,12 @@ class BatchRunner {
           end.status = status;
           return end;
         }
+        if (attaching && !end.saw_active) {
+          spdlog::info("slurm: batch {}: re-attached to job {} ({})", request_.tag, job_id_,
+                       description);
+          sink_.on_job_submitted(request_.tag, job_id_);
+        }
+        end.saw_active = true;
         if (options_.pending_timeout_s > 0 && status.state == JobState::pending && !cancel_sent_ &&
             now - submitted_at > options_.pending_timeout_s) {
           client_.cancel(job_id_);
@@ -366,8 +493,9 @@ class BatchRunner {
         // just restarted may need a moment), then give up.
         if (!unknown_since)
           unknown_since = now;
-        else if (now - *unknown_since > 15) {
+        else if (now - *unknown_since > (attaching && !end.saw_active ? 2 : 15)) {
           end.give_up_reason = query.error;
+          end.job_unknown = true;
           return end;
         }
       }
@@ -622,6 +750,19 @@ class BatchRunner {
                           job + " was cancelled outside colltune (" + state + ")", true);
         return false;
       case JobEnding::failed:
+        // The script stops with kJobGoneExit when a launch found the allocation gone and Slurm
+        // did not end the job itself in the meantime: not the runs' fault.
+        if (status.exit_code && status.exit_code->exit == slurm::kJobGoneExit &&
+            output_tail().find(slurm::kJobGoneMessage) != std::string::npos) {
+          if (can_resubmit) {
+            ++resubmits_;
+            spdlog::warn("slurm: {} lost its allocation; resubmitting its {} unfinished runs", job,
+                         unreported());
+            return true;
+          }
+          report_unfinished(RunOutcome::failed, job + " lost its allocation" + output_tail(), true);
+          return false;
+        }
         report_unfinished(RunOutcome::failed, job + " ended " + state + output_tail(), true);
         return false;
     }
@@ -639,6 +780,7 @@ class BatchRunner {
 
   std::vector<PlannedRun> runs_;
   std::string job_id_;
+  std::set<std::string> known_job_ids_;  // jobs this call submitted or followed
   std::optional<slurm::NodeFacts> facts_;
   int time_limit_minutes_ = 0;
   int resubmits_ = 0;
@@ -910,8 +1052,23 @@ void SlurmBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     return;
   }
 
-  const fs::path job_dir = options_.job_root / job_folder_name(request.tag);
   std::error_code ec;
+  const fs::path job_dir =
+      request.recorded_at > 0
+          ? slurm::recorded_job_folder(options_.job_root, request.tag, request.recorded_at)
+          : options_.job_root / job_folder_name(request.tag);
+  if (!request.resume && fs::exists(job_dir, ec)) {
+    // A fresh call must not mistake an earlier call's files for its own results.
+    const fs::path aside = job_dir.string() + ".old-" + job_folder_name("");
+    spdlog::warn("slurm: batch {}: moving the existing folder {} aside to {}", request.tag,
+                 job_dir.string(), aside.string());
+    fs::rename(job_dir, aside, ec);
+    if (ec) {
+      fail_all("cannot move the earlier Slurm job folder " + job_dir.string() +
+               " aside: " + ec.message());
+      return;
+    }
+  }
   fs::create_directories(job_dir / slurm::kRunsSubdir, ec);
   if (ec) {
     fail_all("cannot create the Slurm job folder " + job_dir.string() + ": " + ec.message());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "runner/fault_injection.h"
 #include "runner/local_backend.h"
 #include "runner/replay_backend.h"
 #include "runner/sim_backend.h"
@@ -16,12 +17,49 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
   if (!settings.is_object() && !settings.is_null())
     throw std::invalid_argument("backend settings must be an object");
   const nlohmann::json s = settings.is_null() ? nlohmann::json::object() : settings;
+  // Any backend can be wrapped in fault injection (runner/fault_injection.h) for the fault
+  // suite: "faults": {"seed", "failure_rate", "hang_rate", "crash_rate", "garble_rate",
+  // "slow_node_rate", "slow_factor", "crash_aborts_batch"}.
+  if (s.contains("faults")) {
+    const auto& f = s.at("faults");
+    if (!f.is_object()) throw std::invalid_argument(name + " backend: faults must be an object");
+    FaultInjectionOptions o;
+    try {
+      for (const auto& [key, value] : f.items()) {
+        if (key == "seed")
+          o.seed = value.get<std::uint64_t>();
+        else if (key == "failure_rate")
+          o.failure_rate = value.get<double>();
+        else if (key == "hang_rate")
+          o.hang_rate = value.get<double>();
+        else if (key == "crash_rate")
+          o.crash_rate = value.get<double>();
+        else if (key == "garble_rate")
+          o.garble_rate = value.get<double>();
+        else if (key == "slow_node_rate")
+          o.slow_node_rate = value.get<double>();
+        else if (key == "slow_factor")
+          o.slow_factor = value.get<double>();
+        else if (key == "crash_aborts_batch")
+          o.crash_aborts_batch = value.get<bool>();
+        else
+          throw std::invalid_argument(name + " backend: unknown faults setting '" + key + "'");
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(name + " backend faults: " + e.what());
+    }
+    nlohmann::json inner = s;
+    inner.erase("faults");
+    return std::make_unique<FaultInjectingBackend>(make_backend(name, inner), o);
+  }
   // Deterministic backends (sim: a cost model; replay: a recorded landscape). Unknown settings
   // are rejected so that a typo does not silently fall back to a default.
   auto only = [&](std::initializer_list<const char*> known) {
-    for (const auto& [key, value] : s.items())
+    for (const auto& item : s.items()) {  // no structured binding: clang 14 cannot capture one
+      const std::string& key = item.key();
       if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
         throw std::invalid_argument(name + " backend: unknown setting '" + key + "'");
+    }
   };
   try {
     if (name == "local") {
@@ -41,27 +79,34 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       SimBackendOptions o;
       if (s.contains("profile")) o.profile = s.at("profile").get<std::string>();
       if (s.contains("profile_dirs"))
-        for (const auto& d : s.at("profile_dirs").get<std::vector<std::string>>()) o.profile_dirs.push_back(d);
+        for (const auto& d : s.at("profile_dirs").get<std::vector<std::string>>())
+          o.profile_dirs.push_back(d);
       if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
       if (s.contains("noise")) {
         const auto& n = s.at("noise");
-        if (n.is_string() && n.get<std::string>() == "none") o.noise = sim::NoiseModel::none();
-        else if (n.is_object()) o.noise = sim::NoiseModel::from_json(n);
-        else throw std::invalid_argument("sim backend: noise must be \"none\" or an object");
+        if (n.is_string() && n.get<std::string>() == "none")
+          o.noise = sim::NoiseModel::none();
+        else if (n.is_object())
+          o.noise = sim::NoiseModel::from_json(n);
+        else
+          throw std::invalid_argument("sim backend: noise must be \"none\" or an object");
       }
       if (s.contains("virtual_clock")) o.virtual_clock = s.at("virtual_clock").get<bool>();
       if (s.contains("pace")) o.pace = s.at("pace").get<double>();
-      if (o.pace < 0 || o.pace > 100) throw std::invalid_argument("sim backend: pace must be in [0, 100]");
+      if (o.pace < 0 || o.pace > 100)
+        throw std::invalid_argument("sim backend: pace must be in [0, 100]");
       return std::make_unique<SimBackend>(std::move(o));
     }
     if (name == "replay") {
       only({"dataset", "where", "seed", "launch_overhead_s", "ompi_version"});
-      if (!s.contains("dataset")) throw std::invalid_argument("replay backend: setting 'dataset' (CSV file) required");
+      if (!s.contains("dataset"))
+        throw std::invalid_argument("replay backend: setting 'dataset' (CSV file) required");
       ReplayDataset::Filter where;
       if (s.contains("where")) where = s.at("where").get<ReplayDataset::Filter>();
       ReplayBackendOptions o;
       if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
-      if (s.contains("launch_overhead_s")) o.launch_overhead_s = s.at("launch_overhead_s").get<double>();
+      if (s.contains("launch_overhead_s"))
+        o.launch_overhead_s = s.at("launch_overhead_s").get<double>();
       if (s.contains("ompi_version")) o.ompi_version = s.at("ompi_version").get<std::string>();
       return std::make_unique<ReplayBackend>(
           ReplayDataset::load_csv(s.at("dataset").get<std::string>(), where), std::move(o));

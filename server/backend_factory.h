@@ -1,14 +1,15 @@
 // Builds a backend by name from its JSON settings: the one place that knows every backend, used
 // by the CLI and the daemon. Settings per backend:
 //   local:  {"osu_dir", "mpirun", "ompi_info", "mpirun_args": [..], "cores"}
-//   slurm:  see runner/slurm_backend.h       sim: {"profile", "seed"}     replay: {"dataset", "seed"}
+//   slurm:  see runner/slurm_backend.h       sim: {"profile", "seed"}     replay: {"dataset",
+//   "seed"}
+// Any backend also takes "faults": {FaultInjectionOptions fields} (runner/fault_injection.h).
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "runner/backend.h"
 

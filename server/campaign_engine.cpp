@@ -1,13 +1,14 @@
 #include "server/campaign_engine.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <set>
 #include <stdexcept>
 
-#include <spdlog/spdlog.h>
-
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
+#include "server/context_request.h"
 #include "server/final_choice.h"
 #include "server/job_executor.h"
 #include "server/retune_warm_start.h"
@@ -36,17 +37,21 @@ std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std
 
 CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
                                EventCallback on_event)
-    : store_(store), backend_(backend), table_(table), on_event_(std::move(on_event)),
+    : store_(store),
+      backend_(backend),
+      table_(table),
+      on_event_(std::move(on_event)),
       executor_(store, backend, on_event_) {}
 
 std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
   std::vector<Store::NewContext> contexts;
-  for (const auto& c : spec.contexts) contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
+  for (const auto& c : spec.contexts)
+    contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
   return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
 }
 
-void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type,
-                          nlohmann::json payload, bool persist) {
+void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
+                          bool persist) {
   payload["campaign_id"] = campaign_id;
   if (persist) store_.add_event(campaign_id, type, payload);
   if (on_event_) on_event_(type, payload);
@@ -69,17 +74,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
   for (const auto& context : store_.contexts(campaign_id)) {
     if (context.state == "done") continue;
-    BenchmarkRequest probe;
-    probe.tag = "preflight";
-    probe.collective = context.collective;
-    probe.comm_size = context.comm_size;
-    probe.nodes = context.nodes;
-    probe.ppn = context.ppn;
-    probe.min_size = spec.min_size;
-    probe.max_size = spec.max_size;
-    probe.iterations = spec.iterations;
-    probe.warmup = spec.warmup;
-    probe.configs = {TuningConfig::default_decision()};
+    const BenchmarkRequest probe = context_request(context, spec, "preflight");
     if (std::string reason = backend_.preflight(probe); !reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
@@ -92,7 +87,9 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
 
   for (const auto& context : store_.contexts(campaign_id)) {
-    if (context.state == "done" || context.state == "failed") continue;
+    // A context that failed before (e.g. the database was locked too long) is retried when
+    // its campaign is resumed: it continues from what the store holds.
+    if (context.state == "done") continue;
     EngineOutcome outcome;
     try {
       outcome = run_context(*campaign, spec, context, cancel);
@@ -136,20 +133,10 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 
   auto make_request = [&](const std::string& tag, std::vector<TuningConfig> configs, int repeats,
                           std::uint64_t order_seed) {
-    BenchmarkRequest r;
-    r.tag = tag;
-    r.collective = context.collective;
-    r.comm_size = context.comm_size;
-    r.nodes = context.nodes;
-    r.ppn = context.ppn;
-    r.min_size = spec.min_size;
-    r.max_size = spec.max_size;
-    r.iterations = spec.iterations;
-    r.warmup = spec.warmup;
+    BenchmarkRequest r = context_request(context, spec, tag);
     r.configs = std::move(configs);
     r.repeats = repeats;
     r.order_seed = order_seed;
-    r.run_timeout_s = spec.run_timeout_s;
     return r;
   };
 
@@ -188,8 +175,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       if (configs.empty()) break;
       const std::string tag = job_tag(campaign.id, context.id, "search", ++job_number);
       auto request = make_request(tag, configs, spec.repeats, options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
-                                            "search", nlohmann::json(request), strategy->state());
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "search",
+                                            nlohmann::json(request), strategy->state());
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
       for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
@@ -240,10 +227,12 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
              " (" + std::to_string(failed_runs) + " failed runs)";
     return EngineOutcome::failed;
   }
-  nlohmann::json result = {{"picks", picks},
-                           {"evaluations", strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
-                           {"space", space.size()},
-                           {"strategy", strategy->name()}};
+  nlohmann::json result = {
+      {"picks", picks},
+      {"evaluations",
+       strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
+      {"space", space.size()},
+      {"strategy", strategy->name()}};
   store_.save_context_result(context.id, result);
   store_.set_context_state(context.id, "done");
   emit(campaign.id, "context_done", {{"context_id", context.id}, {"picks", picks.size()}}, true);
@@ -259,20 +248,22 @@ double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id) {
   return total;
 }
 
-nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const AlgorithmTable& table) {
+nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
+                               const AlgorithmTable& table) {
   auto campaign = store.campaign(campaign_id);
   if (!campaign) throw std::invalid_argument("no campaign " + std::to_string(campaign_id));
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json contexts = nlohmann::json::array();
   for (const auto& ctx : store.contexts(campaign_id)) {
-    contexts.push_back({{"id", ctx.id},
-                        {"collective", std::string(name(ctx.collective))},
-                        {"comm_size", ctx.comm_size},
-                        {"nodes", ctx.nodes},
-                        {"ppn", ctx.ppn},
-                        {"state", ctx.state},
-                        {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
-                        {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
+    contexts.push_back(
+        {{"id", ctx.id},
+         {"collective", std::string(name(ctx.collective))},
+         {"comm_size", ctx.comm_size},
+         {"nodes", ctx.nodes},
+         {"ppn", ctx.ppn},
+         {"state", ctx.state},
+         {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
+         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
     if (!ctx.result.is_object()) continue;
     // Tuned (rules file loaded) vs default, re-measured after the search, when available.
     std::map<std::int64_t, std::vector<double>> tuned, fixed;
@@ -334,14 +325,19 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const Alg
              {"verified", v.verification.value("verified", false)},
              {"verification_skipped", v.verification.value("skipped", false)}};
   }
-  return {{"campaign", {{"id", campaign->id}, {"name", campaign->name}, {"state", campaign->state},
-                        {"spec", campaign->spec}, {"error", campaign->error}}},
+  return {{"campaign",
+           {{"id", campaign->id},
+            {"name", campaign->name},
+            {"state", campaign->state},
+            {"spec", campaign->spec},
+            {"error", campaign->error}}},
           {"contexts", contexts},
           {"results", results},
           {"rules", rules},
-          {"cost", {{"jobs", jobs.size()},
-                    {"runs", runs},
-                    {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)}}}};
+          {"cost",
+           {{"jobs", jobs.size()},
+            {"runs", runs},
+            {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)}}}};
 }
 
 }  // namespace colltune

@@ -1,6 +1,7 @@
 #include "server/campaign_spec.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -55,12 +56,20 @@ std::int64_t parse_size(const std::string& text, const std::string& field) {
   }
   std::string suffix = text.substr(pos);
   std::int64_t mult = 1;
-  if (suffix == "" || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1 << 10;
-  else if (suffix == "M" || suffix == "MiB") mult = 1 << 20;
-  else if (suffix == "G" || suffix == "GiB") mult = 1 << 30;
-  else bad(field, "'" + text + "' has an unknown unit (use K, M or G)");
+  if (suffix == "" || suffix == "B")
+    mult = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    mult = 1 << 10;
+  else if (suffix == "M" || suffix == "MiB")
+    mult = 1 << 20;
+  else if (suffix == "G" || suffix == "GiB")
+    mult = 1 << 30;
+  else
+    bad(field, "'" + text + "' has an unknown unit (use K, M or G)");
   if (value < 0) bad(field, "negative size");
+  // value * mult must not overflow (found by fuzzing: "666666666666666666K" wrapped around).
+  if (value > std::numeric_limits<std::int64_t>::max() / mult)
+    bad(field, "'" + text + "' is too large");
   return value * mult;
 }
 
@@ -100,8 +109,8 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("campaign spec must be a JSON object");
   reject_unknown(j,
                  {"name", "backend", "contexts", "sizes", "strategy", "budget", "repeats", "seed",
-                  "stop", "iterations", "warmup", "batch_size", "final_candidates",
-                  "final_repeats", "run_timeout_s", "rules_format", "verify", "warm_start_from"},
+                  "stop", "iterations", "warmup", "batch_size", "final_candidates", "final_repeats",
+                  "run_timeout_s", "rules_format", "verify", "warm_start_from"},
                  "");
   CampaignSpec spec;
   for (const char* required : {"backend", "contexts", "sizes"})
@@ -150,7 +159,8 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (j.contains("budget")) spec.budget = get_number<int>(j.at("budget"), "budget", 0, 100000);
   if (j.contains("repeats")) spec.repeats = get_number<int>(j.at("repeats"), "repeats", 1, 100);
   if (j.contains("seed"))
-    spec.seed = static_cast<std::uint64_t>(get_number<std::int64_t>(j.at("seed"), "seed", 0, INT64_MAX));
+    spec.seed =
+        static_cast<std::uint64_t>(get_number<std::int64_t>(j.at("seed"), "seed", 0, INT64_MAX));
   if (j.contains("iterations"))
     spec.iterations = get_number<int>(j.at("iterations"), "iterations", 1, 1000000);
   if (j.contains("warmup")) spec.warmup = get_number<int>(j.at("warmup"), "warmup", 0, 1000000);
@@ -204,25 +214,25 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                         {"nodes", c.nodes},
                         {"ppn", c.ppn}});
   nlohmann::json j = {{"name", spec.name},
-          {"backend", spec.backend},
-          {"contexts", contexts},
-          {"sizes", format_size_range(spec.min_size, spec.max_size)},
-          {"strategy", spec.strategy},
-          {"budget", spec.budget},
-          {"repeats", spec.repeats},
-          {"seed", spec.seed},
-          {"iterations", spec.iterations},
-          {"warmup", spec.warmup},
-          {"batch_size", spec.batch_size},
-          {"final_candidates", spec.final_candidates},
-          {"final_repeats", spec.final_repeats},
-          {"run_timeout_s", spec.run_timeout_s},
-          {"rules_format", spec.rules_format},
-          {"verify", spec.verify},
-          {"stop",
-           {{"max_evaluations", spec.stop.max_evaluations},
-            {"max_benchmark_seconds", spec.stop.max_benchmark_seconds},
-            {"thesis_rule", spec.stop.thesis_rule}}}};
+                      {"backend", spec.backend},
+                      {"contexts", contexts},
+                      {"sizes", format_size_range(spec.min_size, spec.max_size)},
+                      {"strategy", spec.strategy},
+                      {"budget", spec.budget},
+                      {"repeats", spec.repeats},
+                      {"seed", spec.seed},
+                      {"iterations", spec.iterations},
+                      {"warmup", spec.warmup},
+                      {"batch_size", spec.batch_size},
+                      {"final_candidates", spec.final_candidates},
+                      {"final_repeats", spec.final_repeats},
+                      {"run_timeout_s", spec.run_timeout_s},
+                      {"rules_format", spec.rules_format},
+                      {"verify", spec.verify},
+                      {"stop",
+                       {{"max_evaluations", spec.stop.max_evaluations},
+                        {"max_benchmark_seconds", spec.stop.max_benchmark_seconds},
+                        {"thesis_rule", spec.stop.thesis_rule}}}};
   if (spec.warm_start_from > 0) j["warm_start_from"] = spec.warm_start_from;
   return j;
 }

@@ -43,15 +43,20 @@ bool get_bool(const nlohmann::json& j, const std::string& key) {
 enum class KeyKind { string, integer, boolean, structured };
 
 const std::map<std::string, KeyKind>& key_kinds() {
-  static const std::map<std::string, KeyKind> kinds = {
-      {"listen", KeyKind::string},           {"database", KeyKind::string},
-      {"rules_dir", KeyKind::string},        {"osu_dir", KeyKind::string},
-      {"backends", KeyKind::structured},     {"tokens", KeyKind::structured},
-      {"anonymous_read", KeyKind::boolean},  {"max_concurrent_jobs", KeyKind::integer},
-      {"tls_cert", KeyKind::string},         {"tls_key", KeyKind::string},
-      {"max_body_bytes", KeyKind::integer},  {"http_threads", KeyKind::integer},
-      {"max_event_streams", KeyKind::integer},
-      {"web_root", KeyKind::string}};
+  static const std::map<std::string, KeyKind> kinds = {{"listen", KeyKind::string},
+                                                       {"database", KeyKind::string},
+                                                       {"rules_dir", KeyKind::string},
+                                                       {"osu_dir", KeyKind::string},
+                                                       {"backends", KeyKind::structured},
+                                                       {"tokens", KeyKind::structured},
+                                                       {"anonymous_read", KeyKind::boolean},
+                                                       {"max_concurrent_jobs", KeyKind::integer},
+                                                       {"tls_cert", KeyKind::string},
+                                                       {"tls_key", KeyKind::string},
+                                                       {"max_body_bytes", KeyKind::integer},
+                                                       {"http_threads", KeyKind::integer},
+                                                       {"max_event_streams", KeyKind::integer},
+                                                       {"web_root", KeyKind::string}};
   return kinds;
 }
 
@@ -138,9 +143,9 @@ const BackendConfig* DaemonConfig::backend(const std::string& name) const {
 
 const std::vector<std::string>& daemon_config_keys() {
   static const std::vector<std::string> keys = {
-      "listen",   "database",  "rules_dir",          "osu_dir",       "backends",
-      "tokens",   "anonymous_read", "max_concurrent_jobs", "tls_cert", "tls_key",
-      "max_body_bytes", "http_threads", "max_event_streams", "web_root"};
+      "listen",         "database",       "rules_dir",           "osu_dir",  "backends",
+      "tokens",         "anonymous_read", "max_concurrent_jobs", "tls_cert", "tls_key",
+      "max_body_bytes", "http_threads",   "max_event_streams",   "web_root"};
   return keys;
 }
 
@@ -178,30 +183,36 @@ DaemonConfig parse_daemon_config(const nlohmann::json& j) {
     if (!key_kinds().count(key)) bad(key, "unknown key");
   DaemonConfig c;
   if (j.contains("listen"))
-    std::tie(c.listen_host, c.listen_port) = parse_listen_address(get_string(j.at("listen"), "listen", 300));
+    std::tie(c.listen_host, c.listen_port) =
+        parse_listen_address(get_string(j.at("listen"), "listen", 300));
   if (j.contains("database")) c.database = get_string(j.at("database"), "database", 4096);
   if (c.database.empty()) bad("database", "must not be empty");
   if (j.contains("rules_dir")) c.rules_dir = get_string(j.at("rules_dir"), "rules_dir", 4096);
   if (j.contains("osu_dir")) c.osu_dir = get_string(j.at("osu_dir"), "osu_dir", 4096);
-  if (j.contains("anonymous_read")) c.anonymous_read = get_bool(j.at("anonymous_read"), "anonymous_read");
+  if (j.contains("anonymous_read"))
+    c.anonymous_read = get_bool(j.at("anonymous_read"), "anonymous_read");
   if (j.contains("max_concurrent_jobs"))
-    c.max_concurrent_jobs = static_cast<int>(get_int(j.at("max_concurrent_jobs"), "max_concurrent_jobs", 1, 1024));
+    c.max_concurrent_jobs =
+        static_cast<int>(get_int(j.at("max_concurrent_jobs"), "max_concurrent_jobs", 1, 1024));
   if (j.contains("tls_cert")) c.tls_cert = get_string(j.at("tls_cert"), "tls_cert", 4096);
   if (j.contains("tls_key")) c.tls_key = get_string(j.at("tls_key"), "tls_key", 4096);
   if (j.contains("web_root")) c.web_root = get_string(j.at("web_root"), "web_root", 4096);
   if (c.tls_cert.empty() != c.tls_key.empty()) bad("tls_cert", "tls_cert and tls_key go together");
   if (j.contains("max_body_bytes"))
-    c.max_body_bytes = static_cast<std::size_t>(get_int(j.at("max_body_bytes"), "max_body_bytes", 1024, 64 << 20));
+    c.max_body_bytes =
+        static_cast<std::size_t>(get_int(j.at("max_body_bytes"), "max_body_bytes", 1024, 64 << 20));
   if (j.contains("http_threads"))
     c.http_threads = static_cast<int>(get_int(j.at("http_threads"), "http_threads", 4, 1024));
   if (j.contains("max_event_streams"))
-    c.max_event_streams = static_cast<int>(get_int(j.at("max_event_streams"), "max_event_streams", 1, 1024));
+    c.max_event_streams =
+        static_cast<int>(get_int(j.at("max_event_streams"), "max_event_streams", 1, 1024));
   if (c.max_event_streams >= c.http_threads)
     bad("max_event_streams", "must be below http_threads (each stream holds a thread)");
   if (j.contains("tokens")) c.tokens = parse_tokens(j.at("tokens"));
-  c.backends = parse_backends(j.contains("backends") ? j.at("backends")
-                                                     : nlohmann::json{{"local", nlohmann::json::object()}},
-                              c.max_concurrent_jobs, c.osu_dir);
+  c.backends =
+      parse_backends(j.contains("backends") ? j.at("backends")
+                                            : nlohmann::json{{"local", nlohmann::json::object()}},
+                     c.max_concurrent_jobs, c.osu_dir);
   return c;
 }
 
@@ -227,14 +238,17 @@ void apply_config_override(nlohmann::json& config, const std::string& key, const
       break;
     }
     case KeyKind::boolean:
-      if (text == "1" || text == "true" || text == "yes" || text == "on") config[key] = true;
-      else if (text == "0" || text == "false" || text == "no" || text == "off") config[key] = false;
-      else throw std::invalid_argument(source + ": '" + text + "' is not true or false");
+      if (text == "1" || text == "true" || text == "yes" || text == "on")
+        config[key] = true;
+      else if (text == "0" || text == "false" || text == "no" || text == "off")
+        config[key] = false;
+      else
+        throw std::invalid_argument(source + ": '" + text + "' is not true or false");
       break;
     case KeyKind::structured:
       try {
         config[key] = nlohmann::json::parse(text);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // also out_of_range: "1e999" (fuzzing)
         throw std::invalid_argument(source + ": invalid JSON: " + e.what());
       }
       break;
@@ -250,7 +264,7 @@ nlohmann::json layered_daemon_config(const std::string& file,
     if (!in) throw std::invalid_argument("cannot read config file " + file);
     try {
       config = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range: 1e999
       throw std::invalid_argument(file + ": invalid JSON: " + e.what());
     }
     if (!config.is_object()) throw std::invalid_argument(file + ": must hold a JSON object");

@@ -1,19 +1,44 @@
 #include "server/daemon.h"
-#include "server/http_retune.h"
 
+#include <httplib.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
 #include <filesystem>
 #include <stdexcept>
+#include <utility>
 
-#include <httplib.h>
-#include <spdlog/spdlog.h>
-
+#include "server/http_retune.h"
 #include "server/http_static.h"
 
 namespace colltune {
+namespace {
+
+// The dashboard folder is served to anyone without a token: refuse one that holds the store,
+// the deployed rules or the TLS key (e.g. web_root "." next to colltune.db).
+void check_web_root_holds_no_secrets(const DaemonConfig& config) {
+  namespace fs = std::filesystem;
+  if (config.web_root.empty()) return;
+  const fs::path root = fs::weakly_canonical(config.web_root);
+  const std::pair<const char*, std::string> guarded[] = {
+      {"database", config.database == ":memory:" ? "" : config.database},
+      {"rules_dir", config.rules_dir},
+      {"tls_key", config.tls_key}};
+  for (const auto& [key, path] : guarded) {
+    if (path.empty()) continue;
+    const fs::path relative = fs::weakly_canonical(path).lexically_relative(root);
+    if (!relative.empty() && *relative.begin() != "..")
+      throw std::invalid_argument(std::string("web_root: '") + config.web_root + "' holds " + key +
+                                  " '" + path +
+                                  "'; files under web_root are public, point it at "
+                                  "the built dashboard (web/dist) only");
+  }
+}
+
+}  // namespace
 
 Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {
+  check_web_root_holds_no_secrets(config_);  // before the store creates any file
   store_ = std::make_unique<Store>(config_.database);
   hub_ = std::make_unique<EventHub>(*store_);
   metrics_ = std::make_unique<Metrics>();
@@ -38,7 +63,8 @@ void Daemon::start() {
   if (started_) return;
   if (!config_.rules_dir.empty()) std::filesystem::create_directories(config_.rules_dir);
   if (config_.tls()) {
-    server_ = std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
+    server_ =
+        std::make_unique<httplib::SSLServer>(config_.tls_cert.c_str(), config_.tls_key.c_str());
     if (!server_->is_valid())
       throw std::runtime_error("cannot load TLS certificate " + config_.tls_cert + " / key " +
                                config_.tls_key);
@@ -72,7 +98,8 @@ void Daemon::start() {
   }
   if (port_ <= 0)
     throw std::runtime_error("cannot listen on " + config_.listen_host + ":" +
-                             std::to_string(config_.listen_port) + " (address in use or not local?)");
+                             std::to_string(config_.listen_port) +
+                             " (address in use or not local?)");
   // httplib listens with a backlog of 5: a burst of connections (64 clients at once) would
   // overflow it and wait for SYN retransmits. Listening again only raises the backlog.
   if (listen_socket >= 0) ::listen(listen_socket, 1024);
@@ -84,8 +111,9 @@ void Daemon::start() {
   campaigns_->start();
   started_ = true;
   if (config_.tokens.empty() && !config_.anonymous_read)
-    spdlog::warn("no tokens configured and anonymous_read is off: every API call except health "
-                 "will be refused");
+    spdlog::warn(
+        "no tokens configured and anonymous_read is off: every API call except health "
+        "will be refused");
   if (!config_.tls() && config_.listen_host != "127.0.0.1" && config_.listen_host != "::1" &&
       config_.listen_host != "localhost")
     spdlog::warn("listening on {} without TLS: bearer tokens travel in clear text",

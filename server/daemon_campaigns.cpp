@@ -1,12 +1,11 @@
 #include "server/daemon_campaigns.h"
 
 #include <malloc.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
-
-#include <spdlog/spdlog.h>
 
 #include "optimizer/strategy.h"
 #include "server/backend_factory.h"
@@ -19,9 +18,7 @@
 namespace colltune {
 namespace {
 
-bool finished_state(const std::string& state) {
-  return state == "done" || state == "cancelled";
-}
+bool finished_state(const std::string& state) { return state == "done" || state == "cancelled"; }
 
 // Follows the best latency per message size of each context's search runs, to announce new
 // bests. Starts from what the store already holds, so a resumed campaign does not re-announce.
@@ -55,8 +52,11 @@ class BestTracker {
     nlohmann::json improved = nlohmann::json::array();
     fold(best, *run, &improved);
     if (improved.empty()) return nullptr;
-    return {{"context_id", context_id}, {"job_id", job_id}, {"run_id", run->id},
-            {"config", config}, {"improved", improved}};
+    return {{"context_id", context_id},
+            {"job_id", job_id},
+            {"run_id", run->id},
+            {"config", config},
+            {"improved", improved}};
   }
 
  private:
@@ -130,12 +130,13 @@ CampaignRecord CampaignManager::create(const nlohmann::json& spec_json) {
   if (std::find(names.begin(), names.end(), spec.strategy) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("strategy: unknown strategy '" + spec.strategy + "' (known: " +
-                                list + ")");
+    throw std::invalid_argument("strategy: unknown strategy '" + spec.strategy +
+                                "' (known: " + list + ")");
   }
   const auto id = CampaignEngine::create_campaign(store_, spec);
-  hub_.record(id, "campaign_created",
-              {{"campaign_id", id}, {"name", spec.name}, {"backend", spec.backend}, {"state", "queued"}});
+  hub_.record(
+      id, "campaign_created",
+      {{"campaign_id", id}, {"name", spec.name}, {"backend", spec.backend}, {"state", "queued"}});
   {
     std::lock_guard lock(mutex_);
     if (started_ && !stopping_) schedule_locked();
@@ -178,8 +179,9 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
   auto it = workers_.find(id);
   if (it != workers_.end() && !it->second->finished)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " +
-                           (it->second->stop_request.empty() ? "running"
-                                                             : "stopping (" + it->second->stop_request + ")"));
+                           (it->second->stop_request.empty()
+                                ? "running"
+                                : "stopping (" + it->second->stop_request + ")"));
   if (record.state != "paused" && record.state != "failed")
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
                            "; only a paused or failed campaign can be resumed");
@@ -214,8 +216,9 @@ void CampaignManager::cancel_unfinished_jobs(std::int64_t id) {
   for (const auto& job : store_.jobs(id))
     if (job.state == "submitting" || job.state == "running") {
       store_.set_job_state(job.id, "cancelled");
-      hub_.record(id, "job_state", {{"campaign_id", id}, {"job_id", job.id}, {"tag", job.tag},
-                                    {"state", "cancelled"}});
+      hub_.record(
+          id, "job_state",
+          {{"campaign_id", id}, {"job_id", job.id}, {"tag", job.tag}, {"state", "cancelled"}});
     }
 }
 
@@ -303,7 +306,8 @@ void CampaignManager::schedule_locked() {
     if (!b) {
       const std::string error = "backend '" + backend + "' is not configured on this daemon";
       store_.set_campaign_state(c.id, "failed", error);
-      hub_.record(c.id, "campaign_state", {{"campaign_id", c.id}, {"state", "failed"}, {"error", error}});
+      hub_.record(c.id, "campaign_state",
+                  {{"campaign_id", c.id}, {"state", "failed"}, {"error", error}});
       continue;
     }
     if (active[backend] >= b->max_concurrent_jobs) continue;
@@ -354,7 +358,8 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
     error = e.what();
     try {
       store_.set_campaign_state(id, "failed", error);
-      hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
+      hub_.record(id, "campaign_state",
+                  {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
     } catch (const std::exception& inner) {
       spdlog::error("campaign {}: cannot record failure: {}", id, inner.what());
     }
@@ -379,6 +384,7 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
     spdlog::error("campaign {}: cannot record its end: {}", id, e.what());
   }
   spdlog::info("campaign {}: worker ended", id);
+  hub_.forget_campaign(id);  // its last engine event is behind us
   // A worker's optimizer state can be tens of MB; give freed memory back to the system
   // instead of keeping it in this thread's malloc arena for the daemon's lifetime.
   ::malloc_trim(0);
@@ -409,7 +415,8 @@ EngineOutcome CampaignManager::finish_campaign(std::int64_t id, JobExecutor& exe
   } catch (const std::exception& e) {
     spdlog::warn("campaign {}: no fingerprint recorded with its rules: {}", id, e.what());
   }
-  const RulesStageResult rules = finish_campaign_rules(store_, executor, table, id, options, cancel);
+  const RulesStageResult rules =
+      finish_campaign_rules(store_, executor, table, id, options, cancel);
   if (rules.interrupted) return EngineOutcome::interrupted;
   if (rules.rules_version_id > 0)
     hub_.record(id, "rules_version",

@@ -80,6 +80,7 @@ std::int64_t EventHub::record(std::optional<std::int64_t> campaign_id, const std
       pending.erase(std::remove_if(pending.begin(), pending.end(),
                                    [&](const Unclaimed& u) { return u.id == id; }),
                     pending.end());
+      if (pending.empty()) unclaimed_.erase(*campaign_id);
     }
   }
   deliver(published);
@@ -98,12 +99,18 @@ void EventHub::on_engine_event(std::int64_t campaign_id, const std::string& type
     });
     if (match != pending.end()) {
       pending.erase(match);
+      if (pending.empty()) unclaimed_.erase(campaign_id);
     } else {
       published.push_back(push_locked(0, campaign_id, type, payload, unix_time_now()));
       changed_.notify_all();
     }
   }
   deliver(published);
+}
+
+void EventHub::forget_campaign(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  unclaimed_.erase(campaign_id);
 }
 
 void EventHub::add_listener(std::function<void(const StreamEvent&)> listener) {

@@ -7,19 +7,18 @@
 // EventSubscription per SSE client.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <algorithm>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/store.h"
 
@@ -54,6 +53,10 @@ class EventHub {
   void on_engine_event(std::int64_t campaign_id, const std::string& type,
                        const nlohmann::json& payload);
 
+  // Drops what the hub keeps for a campaign whose worker has ended (durable events no engine
+  // callback claimed). Without it the hub keeps an entry per campaign ever run.
+  void forget_campaign(std::int64_t campaign_id);
+
   // Called (outside the hub's lock) for every event published, in order.
   void add_listener(std::function<void(const StreamEvent&)> listener);
 
@@ -62,7 +65,7 @@ class EventHub {
   bool closed() const;
 
   struct Position {
-    std::uint64_t seq = 0;          // last published sequence number
+    std::uint64_t seq = 0;           // last published sequence number
     std::int64_t last_store_id = 0;  // newest durable event published
   };
   Position position();

@@ -1,6 +1,8 @@
 // The final pick per message size from re-measured finalists: lowest median, but a
 // configuration whose gap to the best is within the measured noise is a tie, and ties go to
 // Open MPI's default first, then to the simpler configuration (fewer knobs, lower id).
+// The rule itself (and median / relative_noise) lives in optimizer/final_choice.h, which the
+// optimizer benchmark shares; this is the engine's view of it.
 #pragma once
 
 #include <cstdint>
@@ -8,23 +10,19 @@
 #include <vector>
 
 #include "core/tuning_config.h"
+#include "optimizer/final_choice.h"
 
 namespace colltune {
 
 struct SizePick {
   std::int64_t msg_size = 0;
   TuningConfig best;
-  double best_us = 0;       // median of the pick's samples
-  double default_us = 0;    // median of the default's samples; NaN if not measured
-  double noise = 0;         // relative noise used for the tie test
+  double best_us = 0;     // median of the pick's samples
+  double default_us = 0;  // median of the default's samples; NaN if not measured
+  double noise = 0;       // relative noise used for the tie test
   bool default_within_noise = false;
-  int samples = 0;          // samples of the pick
+  int samples = 0;  // samples of the pick
 };
-
-// Relative noise of samples: scaled median absolute deviation over the median (a robust
-// standard deviation; 0 for fewer than 2 samples).
-double relative_noise(const std::vector<double>& samples);
-double median(std::vector<double> samples);
 
 // `samples`: latencies per configuration at one size. `min_tolerance`: smallest relative gap
 // treated as real (e.g. 0.02). Returns nullopt-like pick with samples = 0 when nothing measured.

@@ -1,11 +1,11 @@
 #include "server/http_api.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <filesystem>
 #include <set>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "rules/rules_deploy.h"
 #include "server/backend_factory.h"
@@ -21,7 +21,8 @@ using nlohmann::json;
 
 const std::vector<std::string> kCampaignStates = {"queued", "running", "paused",
                                                   "done",   "failed",  "cancelled"};
-const std::vector<std::string> kJobStates = {"submitting", "running", "done", "failed", "cancelled"};
+const std::vector<std::string> kJobStates = {"submitting", "running", "done", "failed",
+                                             "cancelled"};
 constexpr std::int64_t kMaxOffset = 1'000'000'000;
 constexpr auto kTransitionWait = std::chrono::seconds(10);
 
@@ -37,12 +38,19 @@ CampaignRecord campaign_or_404(Store& store, std::int64_t id) {
 
 json job_json(const JobRecord& j) {
   const auto& r = j.request;
-  json out = {{"id", j.id},           {"campaign_id", j.campaign_id}, {"context_id", j.context_id},
-              {"tag", j.tag},         {"backend", j.backend},         {"backend_job_id", j.backend_job_id},
-              {"purpose", j.purpose}, {"state", j.state},             {"created_at", j.created_at},
+  json out = {{"id", j.id},
+              {"campaign_id", j.campaign_id},
+              {"context_id", j.context_id},
+              {"tag", j.tag},
+              {"backend", j.backend},
+              {"backend_job_id", j.backend_job_id},
+              {"purpose", j.purpose},
+              {"state", j.state},
+              {"created_at", j.created_at},
               {"updated_at", j.updated_at}};
   if (r.is_object()) {
-    out["configs"] = r.contains("configs") && r.at("configs").is_array() ? r.at("configs").size() : 0;
+    out["configs"] =
+        r.contains("configs") && r.at("configs").is_array() ? r.at("configs").size() : 0;
     out["repeats"] = r.value("repeats", 1);
   }
   return out;
@@ -119,12 +127,12 @@ std::string checked_rules_file_name(const json& body) {
   if (!body.contains("name")) return "colltune-rules.conf";
   if (!body.at("name").is_string()) throw bad_request("name: must be a string");
   const auto name = body.at("name").get<std::string>();
-  if (name.empty() || name.size() > 100)
-    throw bad_request("name: must be 1 to 100 characters");
+  if (name.empty() || name.size() > 100) throw bad_request("name: must be 1 to 100 characters");
   if (name.front() == '.') throw bad_request("name: must not start with '.'");
   for (char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
-      throw bad_request("name: only letters, digits, '.', '-' and '_' (a file name inside rules_dir)");
+      throw bad_request(
+          "name: only letters, digits, '.', '-' and '_' (a file name inside rules_dir)");
   if (name.find("..") != std::string::npos) throw bad_request("name: must not contain '..'");
   if (name.size() >= 8 && name.substr(name.size() - 8) == ".history")
     throw bad_request("name: must not end with .history (reserved for deploy history)");
@@ -185,9 +193,10 @@ json campaign_convergence(Store& store, std::int64_t campaign_id) {
     json sizes = json::array();
     for (auto& [size, series] : best_series) {
       auto d = default_samples.find(size);
-      sizes.push_back({{"msg_size", size},
-                       {"default_us", d == default_samples.end() ? json(nullptr) : json(median(d->second))},
-                       {"best_us", series}});
+      sizes.push_back(
+          {{"msg_size", size},
+           {"default_us", d == default_samples.end() ? json(nullptr) : json(median(d->second))},
+           {"best_us", series}});
     }
     contexts.push_back({{"context_id", ctx.id},
                         {"collective", std::string(name(ctx.collective))},
@@ -202,30 +211,39 @@ json campaign_convergence(Store& store, std::int64_t campaign_id) {
 
 void add_api_routes(Router& router, ApiContext& api) {
   // ---- Service.
-  router.add("GET", "/api/v1/health", Access::public_, {}, [&api](const ApiRequest&, httplib::Response& res) {
-    send_json(res, 200, {{"status", "ok"}, {"active_campaigns", api.campaigns.active_workers()}});
-  });
-  router.add("GET", "/api/v1/version", Access::read, {}, [&api](const ApiRequest&, httplib::Response& res) {
-    json backends = json::array();
-    for (const auto& b : api.config.backends)
-      backends.push_back({{"name", b.name}, {"max_concurrent_jobs", b.max_concurrent_jobs}});
-    send_json(res, 200, {{"name", "colltune"},
-                         {"version", "0.1.0"},
-                         {"api", "v1"},
-                         {"schema_version", Store::kSchemaVersion},
-                         {"backends", backends},
-                         {"known_backends", backend_names()},
-                         {"tls", api.config.tls()},
-                         {"rules_dir", api.config.rules_dir.empty() ? json(nullptr) : json(api.config.rules_dir)}});
-  });
-  router.add("GET", "/api/openapi.json", Access::public_, {}, [](const ApiRequest&, httplib::Response& res) {
-    send_text(res, std::string(openapi_text()), "application/json");
-  });
-  router.add("GET", "/metrics", Access::read, {}, [&api](const ApiRequest&, httplib::Response& res) {
-    api.metrics.set_gauge("colltune_active_campaign_workers", static_cast<double>(api.campaigns.active_workers()));
-    api.metrics.set_gauge("colltune_event_streams", api.event_streams.load());
-    send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  router.add("GET", "/api/v1/health", Access::public_, {},
+             [&api](const ApiRequest&, httplib::Response& res) {
+               send_json(res, 200,
+                         {{"status", "ok"}, {"active_campaigns", api.campaigns.active_workers()}});
+             });
+  router.add(
+      "GET", "/api/v1/version", Access::read, {},
+      [&api](const ApiRequest&, httplib::Response& res) {
+        json backends = json::array();
+        for (const auto& b : api.config.backends)
+          backends.push_back({{"name", b.name}, {"max_concurrent_jobs", b.max_concurrent_jobs}});
+        send_json(res, 200,
+                  {{"name", "colltune"},
+                   {"version", "0.1.0"},
+                   {"api", "v1"},
+                   {"schema_version", Store::kSchemaVersion},
+                   {"backends", backends},
+                   {"known_backends", backend_names()},
+                   {"tls", api.config.tls()},
+                   {"rules_dir",
+                    api.config.rules_dir.empty() ? json(nullptr) : json(api.config.rules_dir)}});
+      });
+  router.add("GET", "/api/openapi.json", Access::public_, {},
+             [](const ApiRequest&, httplib::Response& res) {
+               send_text(res, std::string(openapi_text()), "application/json");
+             });
+  router.add(
+      "GET", "/metrics", Access::read, {}, [&api](const ApiRequest&, httplib::Response& res) {
+        api.metrics.set_gauge("colltune_active_campaign_workers",
+                              static_cast<double>(api.campaigns.active_workers()));
+        api.metrics.set_gauge("colltune_event_streams", api.event_streams.load());
+        send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
+      });
 
   // ---- Campaigns.
   router.add("GET", "/api/v1/campaigns", Access::read, {"state", "limit", "offset"},
@@ -234,9 +252,11 @@ void add_api_routes(Router& router, ApiContext& api) {
                const auto limit = req.query_int("limit", 50, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
                json items = json::array();
-               for (const auto& c : api.store.campaigns(state, static_cast<int>(limit), static_cast<int>(offset)))
+               for (const auto& c :
+                    api.store.campaigns(state, static_cast<int>(limit), static_cast<int>(offset)))
                  items.push_back(campaign_json(c, api.campaigns.activity(c.id), nullptr));
-               send_json(res, 200, page_json(items, api.store.count_campaigns(state), limit, offset));
+               send_json(res, 200,
+                         page_json(items, api.store.count_campaigns(state), limit, offset));
              });
   router.add("POST", "/api/v1/campaigns", Access::admin, {},
              [&api](const ApiRequest& req, httplib::Response& res) {
@@ -263,9 +283,12 @@ void add_api_routes(Router& router, ApiContext& api) {
       const auto id = req.id("id");
       CampaignRecord c;
       try {
-        if (action == "pause") c = api.campaigns.pause(id, kTransitionWait);
-        else if (action == "resume") c = api.campaigns.resume(id);
-        else c = api.campaigns.cancel(id, kTransitionWait);
+        if (action == "pause")
+          c = api.campaigns.pause(id, kTransitionWait);
+        else if (action == "resume")
+          c = api.campaigns.resume(id);
+        else
+          c = api.campaigns.cancel(id, kTransitionWait);
       } catch (const CampaignNotFound& e) {
         throw not_found(e.what());
       } catch (const CampaignConflict& e) {
@@ -288,72 +311,77 @@ void add_api_routes(Router& router, ApiContext& api) {
                for (const auto& ctx : api.store.contexts(c.id)) items.push_back(context_json(ctx));
                send_json(res, 200, {{"items", items}});
              });
-  router.add("GET", "/api/v1/campaigns/{id}/jobs", Access::read, {"state", "limit", "offset"},
-             [&api](const ApiRequest& req, httplib::Response& res) {
-               const auto c = campaign_or_404(api.store, req.id("id"));
-               auto state = req.query_enum("state", "", kJobStates);
-               const auto limit = req.query_int("limit", 100, 1, 1000);
-               const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
-               json items = json::array();
-               for (const auto& j : api.store.jobs_page(state, c.id, static_cast<int>(limit), static_cast<int>(offset)))
-                 items.push_back(job_json(j));
-               send_json(res, 200, page_json(items, api.store.count_jobs(state, c.id), limit, offset));
-             });
-  router.add("GET", "/api/v1/campaigns/{id}/measurements", Access::read, {"limit", "offset", "format"},
-             [&api](const ApiRequest& req, httplib::Response& res) {
-               const auto c = campaign_or_404(api.store, req.id("id"));
-               const auto format = req.query_enum("format", "json", {"json", "csv"});
-               const auto limit = req.query_int("limit", format == "csv" ? 100000 : 1000, 1, 100000);
-               const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
-               std::map<std::int64_t, ContextRecord> contexts;
-               for (auto& ctx : api.store.contexts(c.id)) contexts[ctx.id] = ctx;
-               const auto rows = api.store.measurements_page(c.id, static_cast<int>(limit), static_cast<int>(offset));
-               auto coll = [&](std::int64_t ctx) {
-                 auto it = contexts.find(ctx);
-                 return it == contexts.end() ? std::string() : std::string(name(it->second.collective));
-               };
-               auto comm = [&](std::int64_t ctx) {
-                 auto it = contexts.find(ctx);
-                 return it == contexts.end() ? 0 : it->second.comm_size;
-               };
-               if (format == "csv") {
-                 std::string out =
-                     "run_id,job_id,context_id,collective,comm_size,purpose,algorithm,segsize,fanout,"
-                     "repeat,outcome,msg_size,avg_us,min_us,max_us,iterations\n";
-                 for (const auto& r : rows) {
-                   out += std::to_string(r.run_id) + "," + std::to_string(r.job_id) + "," +
-                          std::to_string(r.context_id) + "," + coll(r.context_id) + "," +
-                          std::to_string(comm(r.context_id)) + "," + r.purpose + "," +
-                          std::to_string(r.config.algorithm) + "," + std::to_string(r.config.segsize) + "," +
-                          std::to_string(r.config.fanout) + "," + std::to_string(r.repeat) + "," +
-                          r.outcome + "," + std::to_string(r.row.size) + "," + csv_number(r.row.avg_us) +
-                          "," + csv_number(r.row.min_us) + "," + csv_number(r.row.max_us) + "," +
-                          (r.row.iterations ? std::to_string(*r.row.iterations) : "") + "\n";
-                 }
-                 res.set_header("Content-Disposition",
-                                "attachment; filename=\"campaign-" + std::to_string(c.id) + "-measurements.csv\"");
-                 send_text(res, out, "text/csv; charset=utf-8");
-                 return;
-               }
-               json items = json::array();
-               for (const auto& r : rows)
-                 items.push_back({{"run_id", r.run_id},
-                                  {"job_id", r.job_id},
-                                  {"context_id", r.context_id},
-                                  {"collective", coll(r.context_id)},
-                                  {"comm_size", comm(r.context_id)},
-                                  {"purpose", r.purpose},
-                                  {"config", r.config},
-                                  {"repeat", r.repeat},
-                                  {"outcome", r.outcome},
-                                  {"msg_size", r.row.size},
-                                  {"avg_us", r.row.avg_us},
-                                  {"min_us", r.row.min_us ? json(*r.row.min_us) : json(nullptr)},
-                                  {"max_us", r.row.max_us ? json(*r.row.max_us) : json(nullptr)},
-                                  {"iterations", r.row.iterations ? json(*r.row.iterations) : json(nullptr)},
-                                  {"recorded_at", r.recorded_at}});
-               send_json(res, 200, page_json(items, api.store.count_measurements(c.id), limit, offset));
-             });
+  router.add(
+      "GET", "/api/v1/campaigns/{id}/jobs", Access::read, {"state", "limit", "offset"},
+      [&api](const ApiRequest& req, httplib::Response& res) {
+        const auto c = campaign_or_404(api.store, req.id("id"));
+        auto state = req.query_enum("state", "", kJobStates);
+        const auto limit = req.query_int("limit", 100, 1, 1000);
+        const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
+        json items = json::array();
+        for (const auto& j :
+             api.store.jobs_page(state, c.id, static_cast<int>(limit), static_cast<int>(offset)))
+          items.push_back(job_json(j));
+        send_json(res, 200, page_json(items, api.store.count_jobs(state, c.id), limit, offset));
+      });
+  router.add(
+      "GET", "/api/v1/campaigns/{id}/measurements", Access::read, {"limit", "offset", "format"},
+      [&api](const ApiRequest& req, httplib::Response& res) {
+        const auto c = campaign_or_404(api.store, req.id("id"));
+        const auto format = req.query_enum("format", "json", {"json", "csv"});
+        const auto limit = req.query_int("limit", format == "csv" ? 100000 : 1000, 1, 100000);
+        const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
+        std::map<std::int64_t, ContextRecord> contexts;
+        for (auto& ctx : api.store.contexts_brief(c.id)) contexts[ctx.id] = std::move(ctx);
+        const auto rows =
+            api.store.measurements_page(c.id, static_cast<int>(limit), static_cast<int>(offset));
+        auto coll = [&](std::int64_t ctx) {
+          auto it = contexts.find(ctx);
+          return it == contexts.end() ? std::string() : std::string(name(it->second.collective));
+        };
+        auto comm = [&](std::int64_t ctx) {
+          auto it = contexts.find(ctx);
+          return it == contexts.end() ? 0 : it->second.comm_size;
+        };
+        if (format == "csv") {
+          std::string out =
+              "run_id,job_id,context_id,collective,comm_size,purpose,algorithm,segsize,fanout,"
+              "repeat,outcome,msg_size,avg_us,min_us,max_us,iterations\n";
+          for (const auto& r : rows) {
+            out += std::to_string(r.run_id) + "," + std::to_string(r.job_id) + "," +
+                   std::to_string(r.context_id) + "," + coll(r.context_id) + "," +
+                   std::to_string(comm(r.context_id)) + "," + r.purpose + "," +
+                   std::to_string(r.config.algorithm) + "," + std::to_string(r.config.segsize) +
+                   "," + std::to_string(r.config.fanout) + "," + std::to_string(r.repeat) + "," +
+                   r.outcome + "," + std::to_string(r.row.size) + "," + csv_number(r.row.avg_us) +
+                   "," + csv_number(r.row.min_us) + "," + csv_number(r.row.max_us) + "," +
+                   (r.row.iterations ? std::to_string(*r.row.iterations) : "") + "\n";
+          }
+          res.set_header("Content-Disposition", "attachment; filename=\"campaign-" +
+                                                    std::to_string(c.id) + "-measurements.csv\"");
+          send_text(res, out, "text/csv; charset=utf-8");
+          return;
+        }
+        json items = json::array();
+        for (const auto& r : rows)
+          items.push_back(
+              {{"run_id", r.run_id},
+               {"job_id", r.job_id},
+               {"context_id", r.context_id},
+               {"collective", coll(r.context_id)},
+               {"comm_size", comm(r.context_id)},
+               {"purpose", r.purpose},
+               {"config", r.config},
+               {"repeat", r.repeat},
+               {"outcome", r.outcome},
+               {"msg_size", r.row.size},
+               {"avg_us", r.row.avg_us},
+               {"min_us", r.row.min_us ? json(*r.row.min_us) : json(nullptr)},
+               {"max_us", r.row.max_us ? json(*r.row.max_us) : json(nullptr)},
+               {"iterations", r.row.iterations ? json(*r.row.iterations) : json(nullptr)},
+               {"recorded_at", r.recorded_at}});
+        send_json(res, 200, page_json(items, api.store.count_measurements(c.id), limit, offset));
+      });
   router.add("GET", "/api/v1/campaigns/{id}/convergence", Access::read, {},
              [&api](const ApiRequest& req, httplib::Response& res) {
                const auto c = campaign_or_404(api.store, req.id("id"));
@@ -375,7 +403,8 @@ void add_api_routes(Router& router, ApiContext& api) {
                }
                if (text.empty()) {
                  text = campaign_report(api.store, c.id, api.campaigns.table_for(backend))
-                            .dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+                            .dump(-1, ' ', false, json::error_handler_t::replace) +
+                        "\n";
                  std::lock_guard lock(api.reports_mutex);
                  if (api.reports.size() > 256) api.reports.clear();
                  api.reports[c.id] = {key, text};
@@ -389,9 +418,10 @@ void add_api_routes(Router& router, ApiContext& api) {
                const auto format = req.query_enum("format", "json", {"json", "text"});
                const auto versions = api.store.rules_versions(c.id);
                if (versions.empty())
-                 throw not_found("campaign " + std::to_string(c.id) + " has no rules file yet (state: " +
-                                 c.state + ")");
-               if (format == "text") return send_text(res, versions.front().content, "text/plain; charset=utf-8");
+                 throw not_found("campaign " + std::to_string(c.id) +
+                                 " has no rules file yet (state: " + c.state + ")");
+               if (format == "text")
+                 return send_text(res, versions.front().content, "text/plain; charset=utf-8");
                send_json(res, 200, rules_json(versions.front(), true));
              });
 
@@ -403,19 +433,23 @@ void add_api_routes(Router& router, ApiContext& api) {
                const auto limit = req.query_int("limit", 100, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
                json items = json::array();
-               for (const auto& j : api.store.jobs_page(state, campaign, static_cast<int>(limit), static_cast<int>(offset)))
+               for (const auto& j : api.store.jobs_page(state, campaign, static_cast<int>(limit),
+                                                        static_cast<int>(offset)))
                  items.push_back(job_json(j));
-               send_json(res, 200, page_json(items, api.store.count_jobs(state, campaign), limit, offset));
+               send_json(res, 200,
+                         page_json(items, api.store.count_jobs(state, campaign), limit, offset));
              });
-  router.add("GET", "/api/v1/queue", Access::read, {}, [&api](const ApiRequest&, httplib::Response& res) {
-    send_json(res, 200, {{"backends", api.campaigns.queue()}});
-  });
+  router.add("GET", "/api/v1/queue", Access::read, {},
+             [&api](const ApiRequest&, httplib::Response& res) {
+               send_json(res, 200, {{"backends", api.campaigns.queue()}});
+             });
 
   // ---- Rules versions, deploy, rollback.
   router.add("GET", "/api/v1/rules", Access::read, {"campaign_id", "limit", "offset"},
              [&api](const ApiRequest& req, httplib::Response& res) {
                std::optional<std::int64_t> campaign;
-               if (req.query("campaign_id")) campaign = req.query_int("campaign_id", 0, 1, kMaxOffset);
+               if (req.query("campaign_id"))
+                 campaign = req.query_int("campaign_id", 0, 1, kMaxOffset);
                const auto limit = req.query_int("limit", 100, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
                const auto all = api.store.rules_versions(campaign);
@@ -423,7 +457,8 @@ void add_api_routes(Router& router, ApiContext& api) {
                for (std::size_t i = static_cast<std::size_t>(offset);
                     i < all.size() && items.size() < static_cast<std::size_t>(limit); ++i)
                  items.push_back(rules_json(all[i], false));
-               send_json(res, 200, page_json(items, static_cast<std::int64_t>(all.size()), limit, offset));
+               send_json(res, 200,
+                         page_json(items, static_cast<std::int64_t>(all.size()), limit, offset));
              });
   router.add("GET", "/api/v1/rules/{id}", Access::read, {"format"},
              [&api](const ApiRequest& req, httplib::Response& res) {
@@ -452,7 +487,8 @@ void add_api_routes(Router& router, ApiContext& api) {
           entry.provenance.extra.contains("rules_version_id"))
         live = entry.provenance.extra.at("rules_version_id").get<std::int64_t>();
     for (const auto& r : api.store.rules_versions())
-      if (r.deployed_to == target.string() && (!live || r.id != *live)) api.store.set_rules_deployed(r.id, "");
+      if (r.deployed_to == target.string() && (!live || r.id != *live))
+        api.store.set_rules_deployed(r.id, "");
     if (live) api.store.set_rules_deployed(*live, target.string());
     return live;
   };
@@ -481,11 +517,16 @@ void add_api_routes(Router& router, ApiContext& api) {
                }
                sync_deployed(target);
                api.hub.record(r->campaign_id, "rules_deployed",
-                              {{"rules_version_id", r->id}, {"target", target.string()}, {"version", result.version}});
-               send_json(res, 200, {{"rules_version", rules_json(*api.store.rules_version(r->id), false)},
-                                    {"deployment", {{"target", target.string()},
-                                                    {"version", result.version},
-                                                    {"previous", result.previous ? json(*result.previous) : json(nullptr)}}}});
+                              {{"rules_version_id", r->id},
+                               {"target", target.string()},
+                               {"version", result.version}});
+               send_json(
+                   res, 200,
+                   {{"rules_version", rules_json(*api.store.rules_version(r->id), false)},
+                    {"deployment",
+                     {{"target", target.string()},
+                      {"version", result.version},
+                      {"previous", result.previous ? json(*result.previous) : json(nullptr)}}}});
              });
   router.add("POST", "/api/v1/rules/rollback", Access::admin, {},
              [&api, rules_target, sync_deployed](const ApiRequest& req, httplib::Response& res) {
@@ -500,12 +541,16 @@ void add_api_routes(Router& router, ApiContext& api) {
                }
                const auto live = sync_deployed(target);
                api.hub.record(std::nullopt, "rules_rolled_back",
-                              {{"target", target.string()}, {"version", result.version},
+                              {{"target", target.string()},
+                               {"version", result.version},
                                {"rules_version_id", live ? json(*live) : json(nullptr)}});
-               send_json(res, 200, {{"deployment", {{"target", target.string()},
-                                                    {"version", result.version},
-                                                    {"previous", result.previous ? json(*result.previous) : json(nullptr)}}},
-                                    {"rules_version_id", live ? json(*live) : json(nullptr)}});
+               send_json(
+                   res, 200,
+                   {{"deployment",
+                     {{"target", target.string()},
+                      {"version", result.version},
+                      {"previous", result.previous ? json(*result.previous) : json(nullptr)}}},
+                    {"rules_version_id", live ? json(*live) : json(nullptr)}});
              });
 
   // ---- Events (Server-Sent Events).
@@ -515,18 +560,21 @@ void add_api_routes(Router& router, ApiContext& api) {
         std::optional<std::int64_t> campaign;
         if (req.query("campaign_id")) campaign = req.query_int("campaign_id", 0, 1, kMaxOffset);
         std::optional<std::int64_t> last_id;
-        if (req.query("last_event_id")) last_id = req.query_int("last_event_id", 0, 0, INT64_MAX / 2);
+        if (req.query("last_event_id"))
+          last_id = req.query_int("last_event_id", 0, 0, INT64_MAX / 2);
         if (req.http.has_header("Last-Event-ID")) {
           const auto text = req.http.get_header_value("Last-Event-ID");
           if (text.empty() || text.size() > 18 ||
-              !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+              !std::all_of(text.begin(), text.end(),
+                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
             throw bad_request("Last-Event-ID must be an event id (digits)");
           last_id = std::stoll(text);
         }
         if (api.event_streams.fetch_add(1) >= api.config.max_event_streams) {
           api.event_streams.fetch_sub(1);
-          throw ApiError(503, "unavailable", "too many event streams open (" +
-                                                 std::to_string(api.config.max_event_streams) + ")");
+          throw ApiError(
+              503, "unavailable",
+              "too many event streams open (" + std::to_string(api.config.max_event_streams) + ")");
         }
         auto subscription = std::make_shared<EventSubscription>(api.hub, last_id, campaign);
         res.status = 200;
@@ -534,7 +582,8 @@ void add_api_routes(Router& router, ApiContext& api) {
         res.set_header("X-Accel-Buffering", "no");
         res.set_chunked_content_provider(
             "text/event-stream",
-            [&api, subscription, first = true, idle = 0](std::size_t, httplib::DataSink& sink) mutable {
+            [&api, subscription, first = true, idle = 0](std::size_t,
+                                                         httplib::DataSink& sink) mutable {
               if (first) {
                 first = false;
                 const std::string hello = "retry: 2000\n: colltune events\n\n";

@@ -1,9 +1,11 @@
 #include "server/http_router.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cctype>
 
-#include <spdlog/spdlog.h>
+#include "server/sqlite.h"
 
 namespace colltune {
 namespace {
@@ -18,12 +20,16 @@ bool nesting_within(const std::string& text, int max_depth) {
   bool escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '{' || c == '[') {
       if (++depth > max_depth) return false;
     } else if (c == '}' || c == ']') {
@@ -54,18 +60,30 @@ nlohmann::json error_body(const std::string& code, const std::string& message) {
 
 std::string default_error_code(int status) {
   switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 403: return "forbidden";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 409: return "conflict";
-    case 413: return "payload_too_large";
-    case 414: return "uri_too_long";
-    case 415: return "unsupported_media_type";
-    case 416: return "range_not_satisfiable";
-    case 503: return "unavailable";
-    default: return status >= 500 ? "internal_error" : "error";
+    case 400:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 403:
+      return "forbidden";
+    case 404:
+      return "not_found";
+    case 405:
+      return "method_not_allowed";
+    case 409:
+      return "conflict";
+    case 413:
+      return "payload_too_large";
+    case 414:
+      return "uri_too_long";
+    case 415:
+      return "unsupported_media_type";
+    case 416:
+      return "range_not_satisfiable";
+    case 503:
+      return "unavailable";
+    default:
+      return status >= 500 ? "internal_error" : "error";
   }
 }
 
@@ -90,14 +108,15 @@ std::optional<std::string> ApiRequest::query(const std::string& name) const {
   return http.get_param_value(name);
 }
 
-std::int64_t ApiRequest::query_int(const std::string& name, std::int64_t fallback,
-                                   std::int64_t lo, std::int64_t hi) const {
+std::int64_t ApiRequest::query_int(const std::string& name, std::int64_t fallback, std::int64_t lo,
+                                   std::int64_t hi) const {
   auto text = query(name);
   if (!text) return fallback;
-  const bool digits = !text->empty() && text->size() <= 18 &&
-                      std::all_of(text->begin() + (text->front() == '-' ? 1 : 0), text->end(),
-                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
-                      *text != "-";
+  const bool digits =
+      !text->empty() && text->size() <= 18 &&
+      std::all_of(text->begin() + (text->front() == '-' ? 1 : 0), text->end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+      *text != "-";
   if (!digits) throw bad_request("query parameter " + name + ": '" + *text + "' is not an integer");
   const auto v = std::stoll(*text);
   if (v < lo || v > hi)
@@ -139,8 +158,8 @@ nlohmann::json ApiRequest::json_body(bool allow_empty) const {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() names the byte position and what was expected.
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() names the byte position and what was expected (or the number out of range).
     throw bad_request(std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw bad_request("the body must be a JSON object, not " + json_type_name(j));
@@ -194,11 +213,13 @@ void Router::authorize(const Route& route, const httplib::Request& req, ApiReque
     if (options_.anonymous_read && is_loopback_address(req.remote_addr)) return;
     throw ApiError(401, "unauthorized", "this call needs a bearer token (viewer or admin)");
   }
-  if (!api.principal) throw ApiError(401, "unauthorized", "this call needs a bearer token with the admin role");
+  if (!api.principal)
+    throw ApiError(401, "unauthorized", "this call needs a bearer token with the admin role");
   if (api.principal->role != Role::admin)
-    throw ApiError(403, "forbidden", "token '" + api.principal->name + "' has the " +
-                                         std::string(to_string(api.principal->role)) +
-                                         " role; this call needs admin");
+    throw ApiError(403, "forbidden",
+                   "token '" + api.principal->name + "' has the " +
+                       std::string(to_string(api.principal->role)) +
+                       " role; this call needs admin");
 }
 
 void Router::handle(const httplib::Request& req, httplib::Response& res) {
@@ -229,7 +250,11 @@ void Router::handle(const httplib::Request& req, httplib::Response& res) {
       throw not_found("no route " + req.path);
     }
     ApiRequest api{req, {}, std::nullopt};
-    for (std::size_t i = 0; i < route->params.size(); ++i) api.path[route->params[i]] = match[i + 1];
+    for (std::size_t i = 0; i < route->params.size(); ++i)
+      api.path[route->params[i]] = match[i + 1];
+    // Credentials first: a caller without the role learns nothing from validation messages
+    // (allowed query parameters, accepted content types).
+    authorize(*route, req, api);
     // Bodies are JSON only (httplib would otherwise merge a form body into the query).
     if (!req.body.empty()) {
       std::string type = req.get_header_value("Content-Type");
@@ -243,26 +268,39 @@ void Router::handle(const httplib::Request& req, httplib::Response& res) {
     std::set<std::string> seen;
     for (const auto& [key, value] : req.params) {
       if (!route->query.count(key))
-        throw bad_request("unknown query parameter '" + key.substr(0, 64) + "' (allowed: " +
-                          allowed_list(route->query) + ")");
+        throw bad_request("unknown query parameter '" + key.substr(0, 64) +
+                          "' (allowed: " + allowed_list(route->query) + ")");
       if (!seen.insert(key).second) throw bad_request("query parameter " + key + " given twice");
       if (value.size() > kMaxQueryValue)
         throw bad_request("query parameter " + key + " longer than " +
                           std::to_string(kMaxQueryValue) + " characters");
     }
-    authorize(*route, req, api);
     route->handler(api, res);
     if (res.status == -1) res.status = 200;
   } catch (const ApiError& e) {
     if (e.status() == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"colltune\"");
     send_json(res, e.status(), error_body(e.code(), e.what()));
+  } catch (const sql::Error& e) {
+    spdlog::error("{} {}: {}", req.method, req.path, e.what());
+    // Another process holds the database's write lock longer than the busy timeout: say so.
+    const int primary = e.code & 0xff;
+    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+      res.set_header("Retry-After", "5");
+      send_json(res, 503,
+                error_body("unavailable",
+                           "the database is locked by another process "
+                           "(busy for longer than 10 s); retry later"));
+    } else {
+      send_json(res, 500, error_body("internal_error", "internal error; see the daemon's log"));
+    }
   } catch (const std::exception& e) {
     spdlog::error("{} {}: {}", req.method, req.path, e.what());
     send_json(res, 500, error_body("internal_error", "internal error; see the daemon's log"));
   }
   if (!route || !route->streaming)
-    metrics_.observe_request(method, label, res.status,
-                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    metrics_.observe_request(
+        method, label, res.status,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   else
     metrics_.observe_request(method, label, res.status, 0);
 }
@@ -278,36 +316,39 @@ void Router::install(httplib::Server& server) {
   server.set_payload_max_length(options_.max_body_bytes);
   // What httplib answers by itself (oversized body or URI, unparsable request) gets a JSON body
   // too; answers of the router already have one.
-  server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request& req, httplib::Response& res) {
+  server.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                       httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string message;
     switch (res.status) {
       case 413:
         message = "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes";
         break;
-      case 414: message = "request URI too long"; break;
+      case 414:
+        message = "request URI too long";
+        break;
       case 400:
         message = req.get_header_value("Transfer-Encoding") == "chunked"
                       ? "malformed chunked body, or larger than " +
                             std::to_string(options_.max_body_bytes) + " bytes"
                       : "malformed HTTP request";
         break;
-      default: message = "HTTP " + std::to_string(res.status);
+      default:
+        message = "HTTP " + std::to_string(res.status);
     }
     send_json(res, res.status, error_body(default_error_code(res.status), message));
     return httplib::Server::HandlerResponse::Handled;
   }));
-  server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
-                                  std::exception_ptr ep) {
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      spdlog::error("{} {}: {}", req.method, req.path, e.what());
-    } catch (...) {
-    }
-    send_json(res, 500, error_body("internal_error", "internal error; see the daemon's log"));
-  });
+  server.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          spdlog::error("{} {}: {}", req.method, req.path, e.what());
+        } catch (...) {
+        }
+        send_json(res, 500, error_body("internal_error", "internal error; see the daemon's log"));
+      });
 }
 
 }  // namespace colltune

@@ -11,7 +11,9 @@ class StoreSink : public RunSink {
  public:
   StoreSink(Store& store, const JobRecord& job, std::function<void(const RunResult&)> on_run,
             std::function<void(const std::string&)> on_submitted)
-      : store_(store), job_(job), on_run_(std::move(on_run)),
+      : store_(store),
+        job_(job),
+        on_run_(std::move(on_run)),
         on_submitted_(std::move(on_submitted)) {}
 
   void on_job_submitted(const std::string&, const std::string& job_id) override {
@@ -52,10 +54,17 @@ std::int64_t JobExecutor::submit(std::int64_t campaign_id, std::int64_t context_
 bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
   const BenchmarkRequest request = job.request.get<BenchmarkRequest>();
   std::set<std::pair<std::size_t, int>> recorded;
-  for (const auto& run : store_.runs_of_job(job.id)) recorded.insert({run.config_index, run.repeat});
+  for (const auto& run : store_.runs_of_job(job.id))
+    recorded.insert({run.config_index, run.repeat});
 
   // After an interruption, only the runs never recorded, each with its own identity.
   BenchmarkRequest pending = request;
+  // The job record names the batch outside this process too (the Slurm job and its folder):
+  // a backend whose jobs outlive us finds what an earlier execution left and submits nothing
+  // twice (BenchmarkRequest::resume). A job executed for the first time has left nothing.
+  pending.recorded_at = job.created_at;
+  pending.resume = true;
+  pending.resume_job_id = job.backend_job_id;
   if (!recorded.empty()) {
     for (int r = 0; r < request.repeats; ++r)
       for (std::size_t i = 0; i < request.configs.size(); ++i)
@@ -70,8 +79,12 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
     if (emit_) emit_(type, payload);
   };
   emit("job_started",
-       {{"job_id", job.id}, {"tag", job.tag}, {"context_id", job.context_id},
-        {"purpose", job.purpose}, {"runs", total}, {"already_recorded", done}},
+       {{"job_id", job.id},
+        {"tag", job.tag},
+        {"context_id", job.context_id},
+        {"purpose", job.purpose},
+        {"runs", total},
+        {"already_recorded", done}},
        true);
   StoreSink sink(
       store_, job,

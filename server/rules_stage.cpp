@@ -1,10 +1,10 @@
 #include "server/rules_stage.h"
 
+#include <spdlog/spdlog.h>
+
 #include <fstream>
 #include <map>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "core/ompi_version.h"
 #include "core/rng.h"
@@ -15,6 +15,7 @@
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
 #include "server/campaign_spec.h"
+#include "server/context_request.h"
 
 namespace colltune {
 namespace {
@@ -59,29 +60,33 @@ nlohmann::json verification_rows_json(const VerificationReport& report,
   for (const auto& row : report.rows) {
     nlohmann::json observed = nlohmann::json::array();
     for (const auto& o : row.observed)
-      observed.push_back({{"function", o.function},
-                          {"algorithm", o.algorithm},
-                          {"segsize", o.segsize ? nlohmann::json(*o.segsize) : nlohmann::json(nullptr)},
-                          {"fanout", o.fanout ? nlohmann::json(*o.fanout) : nlohmann::json(nullptr)},
-                          {"calls", o.min_calls}});
-    rows.push_back({{"osu_size", row.osu_size},
-                    {"rules_key", row.rules_key},
-                    {"expected_algorithm", row.expected.algorithm},
-                    {"expected_name", table.algorithm_name(report.collective, row.expected.algorithm)},
-                    {"expected_from_fixed_decision", row.expected.from_fixed_decision},
-                    {"expected_segsize", row.expected.segsize ? nlohmann::json(*row.expected.segsize) : nlohmann::json(nullptr)},
-                    {"expected_fanout", row.expected.fanout ? nlohmann::json(*row.expected.fanout) : nlohmann::json(nullptr)},
-                    {"observed", observed},
-                    {"status", std::string(to_string(row.status))},
-                    {"detail", row.detail}});
+      observed.push_back(
+          {{"function", o.function},
+           {"algorithm", o.algorithm},
+           {"segsize", o.segsize ? nlohmann::json(*o.segsize) : nlohmann::json(nullptr)},
+           {"fanout", o.fanout ? nlohmann::json(*o.fanout) : nlohmann::json(nullptr)},
+           {"calls", o.min_calls}});
+    rows.push_back(
+        {{"osu_size", row.osu_size},
+         {"rules_key", row.rules_key},
+         {"expected_algorithm", row.expected.algorithm},
+         {"expected_name", table.algorithm_name(report.collective, row.expected.algorithm)},
+         {"expected_from_fixed_decision", row.expected.from_fixed_decision},
+         {"expected_segsize",
+          row.expected.segsize ? nlohmann::json(*row.expected.segsize) : nlohmann::json(nullptr)},
+         {"expected_fanout",
+          row.expected.fanout ? nlohmann::json(*row.expected.fanout) : nlohmann::json(nullptr)},
+         {"observed", observed},
+         {"status", std::string(to_string(row.status))},
+         {"detail", row.detail}});
   }
   return rows;
 }
 
 }  // namespace
 
-BenchmarkRequest verification_request(const std::string& tag, Collective collective,
-                                      int comm_size, int nodes, int ppn, std::int64_t min_size,
+BenchmarkRequest verification_request(const std::string& tag, Collective collective, int comm_size,
+                                      int nodes, int ppn, std::int64_t min_size,
                                       std::int64_t max_size, int iterations,
                                       const std::filesystem::path& rules_file,
                                       const std::filesystem::path& trace_dir) {
@@ -118,8 +123,8 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   std::vector<TunedPoint> points;
   for (const auto& ctx : contexts) {
     if (ctx.state != "done" || !ctx.result.is_object()) {
-      result.error = "context " + std::string(name(ctx.collective)) + " P=" +
-                     std::to_string(ctx.comm_size) + " is not done";
+      result.error = "context " + std::string(name(ctx.collective)) +
+                     " P=" + std::to_string(ctx.comm_size) + " is not done";
       return result;
     }
     for (const auto& pick : ctx.result.at("picks"))
@@ -187,31 +192,17 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   // 4. Proof on the real library, and the re-measured speed-up.
   if (!options.verify || !backend.runs_real_open_mpi()) {
     result.verification_skipped = true;
-    result.verification_text = options.verify
-                                   ? "verification skipped: the " + backend.name() +
-                                         " backend does not run the real Open MPI"
-                                   : "verification skipped (--no-verify)";
-    store.set_rules_verification(result.rules_version_id,
-                                 {{"verified", false}, {"skipped", true},
-                                  {"reason", result.verification_text}});
+    result.verification_text = options.verify ? "verification skipped: the " + backend.name() +
+                                                    " backend does not run the real Open MPI"
+                                              : "verification skipped (--no-verify)";
+    store.set_rules_verification(
+        result.rules_version_id,
+        {{"verified", false}, {"skipped", true}, {"reason", result.verification_text}});
     return result;
   }
 
   auto base_request = [&](const ContextRecord& ctx, const std::string& tag) {
-    BenchmarkRequest r;
-    r.tag = tag;
-    r.collective = ctx.collective;
-    r.comm_size = ctx.comm_size;
-    r.nodes = ctx.nodes;
-    r.ppn = ctx.ppn;
-    r.min_size = spec.min_size;
-    r.max_size = spec.max_size;
-    r.iterations = spec.iterations;
-    r.warmup = spec.warmup;
-    r.configs = {TuningConfig::default_decision()};
-    r.repeats = 1;
-    r.run_timeout_s = spec.run_timeout_s;
-    return r;
+    return context_request(ctx, spec, tag);
   };
   // Runs a job by its deterministic tag unless it already completed (resume).
   auto run_job = [&](const ContextRecord& ctx, const std::string& purpose,
@@ -243,10 +234,10 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     int attempt = 1;
     while (store.job_by_tag(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt))))
       ++attempt;
-    auto request = verification_request(
-        tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)), ctx.collective,
-        ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size, spec.max_size, options.verify_iterations,
-        rules_abs, trace_dir);
+    auto request =
+        verification_request(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)),
+                             ctx.collective, ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size,
+                             spec.max_size, options.verify_iterations, rules_abs, trace_dir);
     request.run_timeout_s = spec.run_timeout_s;
     auto job_id = run_job(ctx, "verify", request);
     if (!job_id) {
@@ -294,11 +285,10 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   }
   result.verified = all_match;
   result.verification_text = text;
-  store.set_rules_verification(result.rules_version_id,
-                               {{"verified", all_match},
-                                {"skipped", false},
-                                {"rules_path", rules_abs.string()},
-                                {"contexts", verified_contexts}});
+  store.set_rules_verification(result.rules_version_id, {{"verified", all_match},
+                                                         {"skipped", false},
+                                                         {"rules_path", rules_abs.string()},
+                                                         {"contexts", verified_contexts}});
   if (!all_match) result.error = "Open MPI did not run what the rules file says (see the table)";
   return result;
 }

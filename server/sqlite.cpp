@@ -1,5 +1,11 @@
 #include "server/sqlite.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 namespace colltune::sql {
 namespace {
 
@@ -91,17 +97,34 @@ std::optional<std::int64_t> Statement::optional_int64(int column) const {
 }
 
 Database::Database(const std::string& path) : path_(path) {
-  int rc = sqlite3_open_v2(path.c_str(), &db_,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  // SQLite says only "unable to open database file": name the path and, when we can, why.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  auto why_not = [&](const std::string& message) {
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec))
+      return "directory " + dir.string() + " does not exist";
+    if (!dir.empty() && ::access(dir.c_str(), W_OK) != 0)
+      return message + " (directory " + dir.string() + " is not writable: " + std::strerror(errno) +
+             ")";
+    return message;
+  };
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     if (db_) sqlite3_close(db_);
     db_ = nullptr;
-    throw Error("cannot open database " + path + ": " + message, rc);
+    throw Error("cannot open database " + path + ": " + why_not(message), rc);
   }
   sqlite3_busy_timeout(db_, 10000);
-  exec_script("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  try {
+    exec_script("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  } catch (const Error& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error("cannot open database " + path + ": " + why_not(e.what()), e.code);
+  }
 }
 
 Database::~Database() {

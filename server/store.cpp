@@ -167,8 +167,7 @@ constexpr const char* kRulesColumns =
 }  // namespace
 
 double unix_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 Store::Store(const std::string& path) : db_(path) { migrate(); }
@@ -199,30 +198,45 @@ std::int64_t Store::create_campaign(const std::string& name, const nlohmann::jso
                                     const std::string& state) {
   std::lock_guard lock(mutex_);
   const double now = unix_time_now();
-  db_.prepare("INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
-              "VALUES (?, ?, ?, ?, ?)")
-      .bind(1, name).bind(2, state).bind(3, spec.dump()).bind(4, now).bind(5, now)
+  db_.prepare(
+         "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
+         "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, state)
+      .bind(3, spec.dump())
+      .bind(4, now)
+      .bind(5, now)
       .exec();
   return db_.last_insert_id();
 }
 
 std::int64_t Store::create_campaign_with_contexts(const std::string& name,
-                                                 const nlohmann::json& spec,
-                                                 const std::string& state,
-                                                 const std::vector<NewContext>& contexts) {
+                                                  const nlohmann::json& spec,
+                                                  const std::string& state,
+                                                  const std::vector<NewContext>& contexts) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
-  db_.prepare("INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
-              "VALUES (?, ?, ?, ?, ?)")
-      .bind(1, name).bind(2, state).bind(3, spec.dump()).bind(4, now).bind(5, now)
+  db_.prepare(
+         "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
+         "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, state)
+      .bind(3, spec.dump())
+      .bind(4, now)
+      .bind(5, now)
       .exec();
   const std::int64_t id = db_.last_insert_id();
-  auto insert = db_.prepare("INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, "
-                            "updated_at) VALUES (?, ?, ?, ?, ?, ?)");
+  auto insert = db_.prepare(
+      "INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, "
+      "updated_at) VALUES (?, ?, ?, ?, ?, ?)");
   for (const auto& c : contexts) {
-    insert.bind(1, id).bind(2, std::string(colltune::name(c.collective))).bind(3, c.comm_size)
-        .bind(4, c.nodes).bind(5, c.ppn).bind(6, now);
+    insert.bind(1, id)
+        .bind(2, std::string(colltune::name(c.collective)))
+        .bind(3, c.comm_size)
+        .bind(4, c.nodes)
+        .bind(5, c.ppn)
+        .bind(6, now);
     insert.exec();
   }
   tx.commit();
@@ -233,7 +247,10 @@ void Store::set_campaign_state(std::int64_t id, const std::string& state,
                                const std::string& error) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE campaigns SET state = ?, error = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state).bind(2, error).bind(3, unix_time_now()).bind(4, id)
+      .bind(1, state)
+      .bind(2, error)
+      .bind(3, unix_time_now())
+      .bind(4, id)
       .exec();
 }
 
@@ -266,10 +283,15 @@ std::int64_t Store::count_campaigns(const std::string& state) {
 std::int64_t Store::add_context(std::int64_t campaign_id, Collective collective, int comm_size,
                                 int nodes, int ppn) {
   std::lock_guard lock(mutex_);
-  db_.prepare("INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, updated_at) "
-              "VALUES (?, ?, ?, ?, ?, ?)")
-      .bind(1, campaign_id).bind(2, std::string(name(collective))).bind(3, comm_size)
-      .bind(4, nodes).bind(5, ppn).bind(6, unix_time_now())
+  db_.prepare(
+         "INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, updated_at) "
+         "VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, std::string(name(collective)))
+      .bind(3, comm_size)
+      .bind(4, nodes)
+      .bind(5, ppn)
+      .bind(6, unix_time_now())
       .exec();
   return db_.last_insert_id();
 }
@@ -277,27 +299,44 @@ std::int64_t Store::add_context(std::int64_t campaign_id, Collective collective,
 void Store::set_context_state(std::int64_t id, const std::string& state) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE contexts SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state).bind(2, unix_time_now()).bind(3, id)
+      .bind(1, state)
+      .bind(2, unix_time_now())
+      .bind(3, id)
       .exec();
 }
 
 void Store::save_optimizer_state(std::int64_t context_id, const nlohmann::json& state) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state.dump()).bind(2, unix_time_now()).bind(3, context_id)
+      .bind(1, state.dump())
+      .bind(2, unix_time_now())
+      .bind(3, context_id)
       .exec();
 }
 
 void Store::save_context_result(std::int64_t context_id, const nlohmann::json& result) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE contexts SET result = ?, updated_at = ? WHERE id = ?")
-      .bind(1, result.dump()).bind(2, unix_time_now()).bind(3, context_id)
+      .bind(1, result.dump())
+      .bind(2, unix_time_now())
+      .bind(3, context_id)
       .exec();
 }
 
 std::vector<ContextRecord> Store::contexts(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare(std::string(kContextColumns) + "WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<ContextRecord> out;
+  while (s.step()) out.push_back(read_context(s));
+  return out;
+}
+
+std::vector<ContextRecord> Store::contexts_brief(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, collective, comm_size, nodes, ppn, state, '', '' "
+      "FROM contexts WHERE campaign_id = ? ORDER BY id");
   s.bind(1, campaign_id);
   std::vector<ContextRecord> out;
   while (s.step()) out.push_back(read_context(s));
@@ -319,15 +358,24 @@ std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
-  db_.prepare("INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
-              "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)")
-      .bind(1, campaign_id).bind(2, context_id).bind(3, tag).bind(4, backend).bind(5, purpose)
-      .bind(6, request.dump()).bind(7, now).bind(8, now)
+  db_.prepare(
+         "INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
+         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, context_id)
+      .bind(3, tag)
+      .bind(4, backend)
+      .bind(5, purpose)
+      .bind(6, request.dump())
+      .bind(7, now)
+      .bind(8, now)
       .exec();
   const std::int64_t id = db_.last_insert_id();
   if (!optimizer_state.is_null())
     db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-        .bind(1, optimizer_state.dump()).bind(2, now).bind(3, context_id)
+        .bind(1, optimizer_state.dump())
+        .bind(2, now)
+        .bind(3, context_id)
         .exec();
   tx.commit();
   return id;
@@ -336,14 +384,18 @@ std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id
 void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE jobs SET backend_job_id = ?, state = 'running', updated_at = ? WHERE id = ?")
-      .bind(1, backend_job_id).bind(2, unix_time_now()).bind(3, job_id)
+      .bind(1, backend_job_id)
+      .bind(2, unix_time_now())
+      .bind(3, job_id)
       .exec();
 }
 
 void Store::set_job_state(std::int64_t job_id, const std::string& state) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state).bind(2, unix_time_now()).bind(3, job_id)
+      .bind(1, state)
+      .bind(2, unix_time_now())
+      .bind(3, job_id)
       .exec();
 }
 
@@ -353,11 +405,15 @@ void Store::complete_job(std::int64_t job_id, const std::string& state, std::int
   sql::Transaction tx(db_);
   const double now = unix_time_now();
   db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state).bind(2, now).bind(3, job_id)
+      .bind(1, state)
+      .bind(2, now)
+      .bind(3, job_id)
       .exec();
   if (!optimizer_state.is_null())
     db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-        .bind(1, optimizer_state.dump()).bind(2, now).bind(3, context_id)
+        .bind(1, optimizer_state.dump())
+        .bind(2, now)
+        .bind(3, context_id)
         .exec();
   tx.commit();
 }
@@ -400,25 +456,41 @@ bool Store::record_run(std::int64_t job_id, std::int64_t context_id, const std::
                        const RunResult& result) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
-  auto exists = db_.prepare("SELECT 1 FROM runs WHERE job_id = ? AND config_index = ? AND repeat = ?");
-  exists.bind(1, job_id).bind(2, static_cast<std::int64_t>(result.config_index)).bind(3, result.repeat);
+  auto exists =
+      db_.prepare("SELECT 1 FROM runs WHERE job_id = ? AND config_index = ? AND repeat = ?");
+  exists.bind(1, job_id)
+      .bind(2, static_cast<std::int64_t>(result.config_index))
+      .bind(3, result.repeat);
   if (exists.step()) return false;
   nlohmann::json provenance = result.provenance;
-  db_.prepare("INSERT INTO runs (job_id, context_id, purpose, config_index, repeat, algorithm, "
-              "segsize, fanout, outcome, error, provenance, recorded_at) "
-              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, job_id).bind(2, context_id).bind(3, purpose)
-      .bind(4, static_cast<std::int64_t>(result.config_index)).bind(5, result.repeat)
-      .bind(6, result.config.algorithm).bind(7, result.config.segsize).bind(8, result.config.fanout)
-      .bind(9, std::string(to_string(result.outcome))).bind(10, result.error)
-      .bind(11, provenance.dump()).bind(12, unix_time_now())
+  db_.prepare(
+         "INSERT INTO runs (job_id, context_id, purpose, config_index, repeat, algorithm, "
+         "segsize, fanout, outcome, error, provenance, recorded_at) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, job_id)
+      .bind(2, context_id)
+      .bind(3, purpose)
+      .bind(4, static_cast<std::int64_t>(result.config_index))
+      .bind(5, result.repeat)
+      .bind(6, result.config.algorithm)
+      .bind(7, result.config.segsize)
+      .bind(8, result.config.fanout)
+      .bind(9, std::string(to_string(result.outcome)))
+      .bind(10, result.error)
+      .bind(11, provenance.dump())
+      .bind(12, unix_time_now())
       .exec();
   const std::int64_t run_id = db_.last_insert_id();
-  auto insert = db_.prepare("INSERT OR REPLACE INTO measurements (run_id, msg_size, avg_us, min_us, "
-                            "max_us, iterations) VALUES (?, ?, ?, ?, ?, ?)");
+  auto insert = db_.prepare(
+      "INSERT OR REPLACE INTO measurements (run_id, msg_size, avg_us, min_us, "
+      "max_us, iterations) VALUES (?, ?, ?, ?, ?, ?)");
   for (const auto& row : result.rows) {
-    insert.bind(1, run_id).bind(2, row.size).bind(3, row.avg_us).bind(4, row.min_us)
-        .bind(5, row.max_us).bind(6, row.iterations);
+    insert.bind(1, run_id)
+        .bind(2, row.size)
+        .bind(3, row.avg_us)
+        .bind(4, row.min_us)
+        .bind(5, row.max_us)
+        .bind(6, row.iterations);
     insert.exec();
   }
   tx.commit();
@@ -444,8 +516,9 @@ RunRecord Store::read_run(sql::Statement& s) {
 namespace {
 
 void attach_measurements(sql::Database& db, std::vector<RunRecord>& runs) {
-  auto m = db.prepare("SELECT msg_size, avg_us, min_us, max_us, iterations FROM measurements "
-                      "WHERE run_id = ? ORDER BY msg_size");
+  auto m = db.prepare(
+      "SELECT msg_size, avg_us, min_us, max_us, iterations FROM measurements "
+      "WHERE run_id = ? ORDER BY msg_size");
   for (auto& run : runs) {
     m.bind(1, run.id);
     while (m.step()) {
@@ -486,8 +559,9 @@ std::vector<RunRecord> Store::runs_of_job(std::int64_t job_id) {
 
 std::int64_t Store::count_runs(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare("SELECT count(*) FROM runs JOIN jobs ON runs.job_id = jobs.id "
-                       "WHERE jobs.campaign_id = ?");
+  auto s = db_.prepare(
+      "SELECT count(*) FROM runs JOIN jobs ON runs.job_id = jobs.id "
+      "WHERE jobs.campaign_id = ?");
   s.bind(1, campaign_id);
   s.step();
   return s.int64(0);
@@ -495,8 +569,16 @@ std::int64_t Store::count_runs(std::int64_t campaign_id) {
 
 std::int64_t Store::count_measurements(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare("SELECT count(*) FROM measurements JOIN runs ON measurements.run_id = runs.id "
-                       "JOIN jobs ON runs.job_id = jobs.id WHERE (?1 = 0 OR jobs.campaign_id = ?1)");
+  // One statement per case: "(?1 = 0 OR jobs.campaign_id = ?1)" keeps SQLite off the campaign
+  // index and scans every measurement of the store (ms per call once it holds 10^5 rows).
+  if (campaign_id == 0) {
+    auto all = db_.prepare("SELECT count(*) FROM measurements");
+    all.step();
+    return all.int64(0);
+  }
+  auto s = db_.prepare(
+      "SELECT count(*) FROM measurements JOIN runs ON measurements.run_id = runs.id "
+      "JOIN jobs ON runs.job_id = jobs.id WHERE jobs.campaign_id = ?1");
   s.bind(1, campaign_id);
   s.step();
   return s.int64(0);
@@ -504,10 +586,16 @@ std::int64_t Store::count_measurements(std::int64_t campaign_id) {
 
 std::int64_t Store::add_rules_version(const RulesVersionRecord& r) {
   std::lock_guard lock(mutex_);
-  db_.prepare("INSERT INTO rules_versions (campaign_id, format, content, validation, "
-              "verification, fingerprint, deployed_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, r.campaign_id).bind(2, r.format).bind(3, r.content).bind(4, r.validation.dump())
-      .bind(5, r.verification.dump()).bind(6, r.fingerprint.dump()).bind(7, r.deployed_to)
+  db_.prepare(
+         "INSERT INTO rules_versions (campaign_id, format, content, validation, "
+         "verification, fingerprint, deployed_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, r.campaign_id)
+      .bind(2, r.format)
+      .bind(3, r.content)
+      .bind(4, r.validation.dump())
+      .bind(5, r.verification.dump())
+      .bind(6, r.fingerprint.dump())
+      .bind(7, r.deployed_to)
       .bind(8, unix_time_now())
       .exec();
   return db_.last_insert_id();
@@ -516,14 +604,16 @@ std::int64_t Store::add_rules_version(const RulesVersionRecord& r) {
 void Store::set_rules_verification(std::int64_t id, const nlohmann::json& verification) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE rules_versions SET verification = ? WHERE id = ?")
-      .bind(1, verification.dump()).bind(2, id)
+      .bind(1, verification.dump())
+      .bind(2, id)
       .exec();
 }
 
 void Store::set_rules_deployed(std::int64_t id, const std::string& deployed_to) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE rules_versions SET deployed_to = ? WHERE id = ?")
-      .bind(1, deployed_to).bind(2, id)
+      .bind(1, deployed_to)
+      .bind(2, id)
       .exec();
 }
 
@@ -549,15 +639,19 @@ std::int64_t Store::add_event(std::optional<std::int64_t> campaign_id, const std
                               const nlohmann::json& payload) {
   std::lock_guard lock(mutex_);
   db_.prepare("INSERT INTO events (campaign_id, type, payload, time) VALUES (?, ?, ?, ?)")
-      .bind(1, campaign_id).bind(2, type).bind(3, payload.dump()).bind(4, unix_time_now())
+      .bind(1, campaign_id)
+      .bind(2, type)
+      .bind(3, payload.dump())
+      .bind(4, unix_time_now())
       .exec();
   return db_.last_insert_id();
 }
 
 std::vector<EventRecord> Store::events_after(std::int64_t after_id, int limit) {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare("SELECT id, campaign_id, type, payload, time FROM events WHERE id > ? "
-                       "ORDER BY id LIMIT ?");
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, type, payload, time FROM events WHERE id > ? "
+      "ORDER BY id LIMIT ?");
   s.bind(1, after_id).bind(2, limit);
   std::vector<EventRecord> out;
   while (s.step()) {
@@ -587,8 +681,10 @@ std::int64_t Store::last_event_id() {
 std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t campaign_id,
                                         int limit, int offset) {
   std::lock_guard lock(mutex_);
+  // With a campaign, a plain "campaign_id = ?2" so that its index is used (see count_measurements).
   auto s = db_.prepare(std::string(kJobColumns) +
-                       "WHERE (?1 = '' OR state = ?1) AND (?2 = 0 OR campaign_id = ?2) "
+                       (campaign_id == 0 ? "WHERE (?1 = '' OR state = ?1) AND ?2 = 0 "
+                                         : "WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1) ") +
                        "ORDER BY id LIMIT ?3 OFFSET ?4");
   s.bind(1, state).bind(2, campaign_id).bind(3, limit).bind(4, offset);
   std::vector<JobRecord> out;
@@ -598,8 +694,10 @@ std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t c
 
 std::int64_t Store::count_jobs(const std::string& state, std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare("SELECT count(*) FROM jobs WHERE (?1 = '' OR state = ?1) AND "
-                       "(?2 = 0 OR campaign_id = ?2)");
+  auto s = db_.prepare(
+      campaign_id == 0
+          ? "SELECT count(*) FROM jobs WHERE (?1 = '' OR state = ?1) AND ?2 = 0"
+          : "SELECT count(*) FROM jobs WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1)");
   s.bind(1, state).bind(2, campaign_id);
   s.step();
   return s.int64(0);
@@ -658,20 +756,23 @@ std::vector<std::pair<std::string, std::int64_t>> Store::job_state_counts() {
 
 std::vector<std::pair<std::string, std::int64_t>> Store::run_outcome_counts() {
   std::lock_guard lock(mutex_);
-  return grouped_counts(db_, "SELECT outcome, count(*) FROM runs GROUP BY outcome ORDER BY outcome");
+  return grouped_counts(db_,
+                        "SELECT outcome, count(*) FROM runs GROUP BY outcome ORDER BY outcome");
 }
 
 Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
   CampaignProgress p;
-  auto c = db_.prepare("SELECT count(*), coalesce(sum(state = 'done'), 0) FROM contexts "
-                       "WHERE campaign_id = ?");
+  auto c = db_.prepare(
+      "SELECT count(*), coalesce(sum(state = 'done'), 0) FROM contexts "
+      "WHERE campaign_id = ?");
   c.bind(1, campaign_id);
   c.step();
   p.contexts = c.int64(0);
   p.contexts_done = c.int64(1);
-  auto r = db_.prepare("SELECT count(*) FROM runs JOIN contexts ON runs.context_id = contexts.id "
-                       "WHERE contexts.campaign_id = ?");
+  auto r = db_.prepare(
+      "SELECT count(*) FROM runs JOIN contexts ON runs.context_id = contexts.id "
+      "WHERE contexts.campaign_id = ?");
   r.bind(1, campaign_id);
   r.step();
   p.runs = r.int64(0);

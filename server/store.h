@@ -8,11 +8,10 @@
 
 #include <cstdint>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/collective.h"
 #include "core/tuning_config.h"
@@ -38,7 +37,7 @@ struct ContextRecord {
   int comm_size = 0;
   int nodes = 1;
   int ppn = 0;
-  std::string state;  // pending, searching, finalizing, done, failed
+  std::string state;               // pending, searching, finalizing, done, failed
   nlohmann::json optimizer_state;  // null until the first batch is recorded
   nlohmann::json result;           // per-size choices once done
 };
@@ -47,11 +46,11 @@ struct JobRecord {
   std::int64_t id = 0;
   std::int64_t campaign_id = 0;
   std::int64_t context_id = 0;
-  std::string tag;            // unique; also given to the backend (Slurm job name)
+  std::string tag;  // unique; also given to the backend (Slurm job name)
   std::string backend;
   std::string backend_job_id;
-  std::string purpose;        // search, final, verify, remeasure
-  std::string state;          // submitting, running, done, failed, cancelled
+  std::string purpose;  // search, final, verify, remeasure
+  std::string state;    // submitting, running, done, failed, cancelled
   nlohmann::json request;
   double created_at = 0;
   double updated_at = 0;
@@ -125,15 +124,18 @@ class Store {
   void save_optimizer_state(std::int64_t context_id, const nlohmann::json& state);
   void save_context_result(std::int64_t context_id, const nlohmann::json& result);
   std::vector<ContextRecord> contexts(std::int64_t campaign_id);
+  // The same without optimizer_state and result (left null): for views that need only each
+  // context's shape and state (a bo state is tens of KB of JSON to parse).
+  std::vector<ContextRecord> contexts_brief(std::int64_t campaign_id);
   std::optional<ContextRecord> context(std::int64_t id);
 
   // Jobs. create_job commits the job as "submitting" before anything is submitted.
   // When `optimizer_state` is not null it is saved for the context in the same transaction:
   // the strategy's state right after it suggested the job's configurations, so that a restart
   // never suggests them again.
-  std::int64_t create_job(std::int64_t campaign_id, std::int64_t context_id,
-                          const std::string& tag, const std::string& backend,
-                          const std::string& purpose, const nlohmann::json& request,
+  std::int64_t create_job(std::int64_t campaign_id, std::int64_t context_id, const std::string& tag,
+                          const std::string& backend, const std::string& purpose,
+                          const nlohmann::json& request,
                           const nlohmann::json& optimizer_state = nullptr);
   void set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id);
   void set_job_state(std::int64_t job_id, const std::string& state);

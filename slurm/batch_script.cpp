@@ -65,6 +65,12 @@ colltune_run() {
       # srun can even exit 0 after "Node failure on ...": check the markers whatever rc says.
       if colltune_stderr_has "$base.a$attempt.err" ${COLLTUNE_JOB_GONE_MARKERS[@]+"${COLLTUNE_JOB_GONE_MARKERS[@]}"}; then
         echo "colltune: run $id lost the job's allocation ($(tail -n 1 "$base.a$attempt.err")); stopping the batch"
+        # Not the run's fault: it must not look started, so that it is resubmitted, not blamed.
+        rm -f "$base".a*
+        # Slurm ends such a job itself (past its time limit: at its next periodic check, while
+        # it already refuses new steps). Let it, so that the job ends TIMEOUT or NODE_FAIL as it
+        # really did, not FAILED by this script's exit.
+        sleep "$COLLTUNE_JOB_GONE_WAIT"
         exit 3
       fi
       [ "$rc" -ne 0 ] || break
@@ -134,6 +140,7 @@ std::string prologue(const BatchScriptSpec& spec) {
   out << "COLLTUNE_ATTEMPTS=" << spec.attempts << "\n";
   out << "COLLTUNE_KILL_AFTER=" << spec.kill_after_s << "\n";
   out << "COLLTUNE_RELAUNCH_DELAY=" << spec.relaunch_delay_s << "\n";
+  out << "COLLTUNE_JOB_GONE_WAIT=" << spec.job_gone_wait_s << "\n";
   auto array = [&out](std::string_view name, const std::vector<std::string>& values) {
     out << name << "=(";
     for (std::size_t i = 0; i < values.size(); ++i) out << (i ? " " : "") << shell_quote(values[i]);
@@ -213,6 +220,7 @@ void validate_spec(const BatchScriptSpec& spec) {
   require(spec.kill_after_s >= 1, "kill grace must be at least 1 second");
   require(spec.ranks_per_node >= 1, "ranks per node must be at least 1");
   require(spec.relaunch_delay_s >= 1, "relaunch delay must be at least 1 second");
+  require(spec.job_gone_wait_s >= 0, "job-gone wait must not be negative");
   for (const auto* markers : {&spec.relaunch_markers, &spec.job_gone_markers}) {
     for (const auto& marker : *markers) {
       require(!marker.empty(), "empty stderr marker");

@@ -49,6 +49,9 @@ struct BatchScriptSpec {
   // (exit 3) leaving the run without .done, so that it is resubmitted rather than blamed, and
   // no later run is launched into a dying job.
   std::vector<std::string> job_gone_markers;
+  // Slurm ends a job over its time limit only on its periodic check (about every 30 s, then
+  // KillWait), and refuses new steps as soon as the limit has passed: wait this long for it.
+  int job_gone_wait_s = 120;
   int ranks_per_node = 4;
   YieldPolicy yield = YieldPolicy::automatic;
   // Variables inherited from the submitting environment (sbatch --export=ALL) whose names start
@@ -58,6 +61,12 @@ struct BatchScriptSpec {
   std::string ompi_info = "ompi_info";     // run once for provenance; empty = skip
   std::vector<ScriptRun> runs;
 };
+
+// When a launch finds the job's allocation gone (BatchScriptSpec::job_gone_markers) the script
+// prints kJobGoneMessage, waits up to job_gone_wait_s for Slurm to end the job (so that it ends
+// TIMEOUT or NODE_FAIL, as it really did, rather than FAILED), then exits kJobGoneExit.
+inline constexpr int kJobGoneExit = 3;
+inline constexpr std::string_view kJobGoneMessage = "lost the job's allocation";
 
 // The default template. Placeholders, each exactly once: {{directives}} (the #SBATCH lines;
 // only comments and blank lines may precede it), {{prologue}} (variables, environment, the

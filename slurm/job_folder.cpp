@@ -1,8 +1,14 @@
 #include "slurm/job_folder.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
+
+#include "slurm/shell_quote.h"
 
 namespace colltune::slurm {
 namespace {
@@ -127,6 +133,46 @@ std::optional<NodeFacts> read_node_facts(const fs::path& job_dir) {
       facts.ompi = value;
   }
   return facts;
+}
+
+fs::path recorded_job_folder(const fs::path& root, std::string_view tag, double recorded_at) {
+  const auto millis = static_cast<long long>(std::llround(recorded_at * 1000));
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char stamp[40] = {};
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  char ms[8] = {};
+  std::snprintf(ms, sizeof ms, "-%03lld", millis % 1000);
+  return root / (sanitize_name(tag.empty() ? "batch" : tag, 48) + "-" + stamp + ms);
+}
+
+std::vector<int> submitted_scripts(const fs::path& job_dir) {
+  std::vector<int> numbers;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(job_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() < 8 || name.rfind("job-", 0) != 0 || !name.ends_with(".sh")) continue;
+    const std::string_view digits(name.data() + 4, name.size() - 7);
+    int k = 0;
+    auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+    if (err == std::errc() && end == digits.data() + digits.size() && k > 0) numbers.push_back(k);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+fs::path job_id_path(const fs::path& job_dir, int submission) {
+  return job_dir / ("job-" + std::to_string(submission) + ".id");
+}
+
+std::optional<std::string> read_submitted_job_id(const fs::path& job_dir, int submission) {
+  auto text = read_text(job_id_path(job_dir, submission), 64);
+  if (!text) return std::nullopt;
+  auto w = words(*text);
+  if (w.size() != 1 || w[0].find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return w[0];
 }
 
 fs::path script_path(const fs::path& job_dir, int submission) {

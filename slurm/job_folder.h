@@ -2,6 +2,7 @@
 // nodes. The generated script writes, and the backend reads:
 //
 //   <job_dir>/job-<k>.sh            the k-th submitted script (k = 1, 2, ... on resubmission)
+//   <job_dir>/job-<k>.id            the Slurm job id sbatch gave it (written by the backend)
 //   <job_dir>/slurm-<jobid>.out     the job's own stdout/stderr (Slurm's --output)
 //   <job_dir>/node.info             key=value facts of the batch host: job_id, host, cores,
 //                                   yield_when_idle, ompi (written once per job)
@@ -60,6 +61,22 @@ struct NodeFacts {
 };
 // node.info, or nullopt when it is absent (the job has not started yet).
 std::optional<NodeFacts> read_node_facts(const std::filesystem::path& job_dir);
+
+// The folder of a recorded batch (BenchmarkRequest::recorded_at > 0):
+// <root>/<tag, sanitized>-<recorded_at as UTC YYYYmmdd-HHMMSS-mmm>. The same for every call
+// about the same recorded batch, so a resumed call finds what an earlier process left, and
+// distinct for two stores that happen to use the same tag.
+std::filesystem::path recorded_job_folder(const std::filesystem::path& root, std::string_view tag,
+                                          double recorded_at);
+
+// Submission numbers k of the job-<k>.sh scripts in the folder, ascending (empty when none or
+// no folder).
+std::vector<int> submitted_scripts(const std::filesystem::path& job_dir);
+
+// The job id written to job-<k>.id, when present and all digits.
+std::optional<std::string> read_submitted_job_id(const std::filesystem::path& job_dir,
+                                                 int submission);
+std::filesystem::path job_id_path(const std::filesystem::path& job_dir, int submission);
 
 // The file name of the k-th script and of a job's Slurm output.
 std::filesystem::path script_path(const std::filesystem::path& job_dir, int submission);

@@ -114,6 +114,61 @@ std::optional<AccountingRecord> SlurmClient::accounting(std::string_view job_id,
   return parse_sacct(out.stdout_text, job_id);
 }
 
+std::optional<std::vector<NamedJob>> SlurmClient::find_jobs_by_name(std::string_view name,
+                                                                    std::string* error) {
+  std::map<long long, NamedJob> found;
+  std::string errors;
+  auto add = [&](std::vector<NamedJob> jobs, bool replace) {
+    for (auto& job : jobs) {
+      const long long id = std::stoll(job.job_id);
+      if (replace || !found.count(id)) found[id] = std::move(job);
+    }
+  };
+  bool asked = false;
+  // Accounting first, then squeue over it: squeue shows the current state of a live job.
+  auto sacct = [&](bool completion_log) {
+    std::vector<std::string> argv = {commands_.sacct};
+    if (completion_log) argv.push_back("-c");
+    for (const char* a : {"-X", "-n", "-P", "-o"}) argv.emplace_back(a);
+    argv.emplace_back(kSacctNamedFields);
+    argv.emplace_back("--name=" + std::string(name));
+    return run(argv);
+  };
+  auto out = accounting_mode_ == AccountingMode::completion_log ? CommandOutput{} : sacct(false);
+  if (accounting_mode_ != AccountingMode::completion_log && out.ok()) {
+    accounting_mode_ = AccountingMode::database;
+    add(parse_sacct_named(out.stdout_text, name), true);
+    asked = true;
+  } else if (accounting_mode_ == AccountingMode::completion_log ||
+             says_accounting_disabled(out.stderr_text)) {
+    accounting_mode_ = AccountingMode::completion_log;
+    auto log = sacct(true);
+    if (log.ok()) {
+      add(parse_sacct_named(log.stdout_text, name), true);
+      asked = true;
+    } else {
+      errors = "sacct -c failed: " + log.failure();
+    }
+  } else {
+    errors = "sacct failed: " + out.failure();
+  }
+  auto queue = run({commands_.squeue, "-h", "-t", "all", "--name=" + std::string(name), "-o",
+                    std::string(kSqueueNamedFormat)});
+  if (queue.ok()) {
+    add(parse_squeue_named(queue.stdout_text, name), true);
+    asked = true;
+  } else {
+    errors += (errors.empty() ? "" : "; ") + ("squeue failed: " + queue.failure());
+  }
+  if (!asked) {
+    if (error) *error = errors;
+    return std::nullopt;
+  }
+  std::vector<NamedJob> jobs;
+  for (auto& [id, job] : found) jobs.push_back(std::move(job));
+  return jobs;
+}
+
 std::optional<std::map<std::string, std::string>> SlurmClient::show_job(std::string_view job_id) {
   auto out = run({commands_.scontrol, "show", "job", "-o", std::string(job_id)});
   if (!out.ok()) return std::nullopt;

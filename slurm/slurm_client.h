@@ -85,6 +85,12 @@ class SlurmClient {
   // accounting storage is disabled. nullopt when neither knows the job.
   std::optional<AccountingRecord> accounting(std::string_view job_id, std::string* error = nullptr);
 
+  // Jobs named `name` that squeue (every state) or accounting (sacct --name, or the job
+  // completion log filtered here) knows, each once (squeue's view wins: it is current), in
+  // ascending job id order. nullopt (with the reason) when neither could be asked.
+  std::optional<std::vector<NamedJob>> find_jobs_by_name(std::string_view name,
+                                                         std::string* error = nullptr);
+
   // `scontrol show job -o ID` as key/value pairs; nullopt when unknown or unreachable.
   std::optional<std::map<std::string, std::string>> show_job(std::string_view job_id);
 

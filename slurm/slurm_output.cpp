@@ -97,6 +97,49 @@ std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::s
   return found;
 }
 
+std::vector<NamedJob> parse_squeue_named(std::string_view stdout_text, std::string_view name) {
+  std::vector<NamedJob> jobs;
+  for (auto line : lines_of(stdout_text)) {
+    auto fields = split(line, '|');
+    if (fields.size() < 5 || trim(fields[1]) != name) continue;
+    auto state = parse_job_state(fields[2]);
+    const auto id = trim(fields[0]);
+    if (!state || id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos)
+      continue;
+    NamedJob job;
+    job.job_id = std::string(id);
+    job.name = std::string(name);
+    job.state = *state;
+    job.reason = std::string(trim(fields[3]));
+    job.work_dir = std::string(trim(fields[4]));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+std::vector<NamedJob> parse_sacct_named(std::string_view stdout_text, std::string_view name) {
+  std::vector<NamedJob> jobs;
+  for (auto line : lines_of(stdout_text)) {
+    auto fields = split(line, '|');
+    if (fields.size() < 5 || trim(fields[1]) != name) continue;
+    auto state = parse_job_state(fields[2]);
+    const auto id = trim(fields[0]);  // steps ("12.batch") and array ids are not ours
+    if (!state || id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos)
+      continue;
+    NamedJob job;
+    job.job_id = std::string(id);
+    job.name = std::string(name);
+    job.state = *state;
+    job.reason = std::string(trim(fields[2]));
+    job.exit_code = parse_job_exit_code(fields[3]);
+    job.work_dir = std::string(trim(fields[4]));
+    // A requeued job appears more than once in the completion log: the last line wins.
+    std::erase_if(jobs, [&](const NamedJob& j) { return j.job_id == job.job_id; });
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
 std::map<std::string, std::string> parse_scontrol_record(std::string_view line) {
   std::map<std::string, std::string> record;
   std::string* last = nullptr;

@@ -43,6 +43,23 @@ inline constexpr std::string_view kSacctFields =
 // can appear more than once in the job completion log). nullopt when absent.
 std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::string_view job_id);
 
+// A job found by name (a resumed batch looking for what an earlier process submitted): one line
+// of `squeue -h -t all --name NAME -o kSqueueNamedFormat` or of
+// `sacct [-c] -X -n -P -o kSacctNamedFields --name NAME`. `sacct -c` (the job completion log)
+// ignores --name and prints every job, so the parsers keep only lines whose name is `name`.
+struct NamedJob {
+  std::string job_id;
+  std::string name;
+  JobState state = JobState::pending;
+  std::string reason;                    // squeue's reason, sacct's state text
+  std::optional<JobExitCode> exit_code;  // sacct only
+  std::string work_dir;                  // the job's --chdir: colltune's job folder
+};
+inline constexpr std::string_view kSqueueNamedFormat = "%i|%j|%T|%r|%Z";
+inline constexpr std::string_view kSacctNamedFields = "jobid,jobname,state,exitcode,workdir";
+std::vector<NamedJob> parse_squeue_named(std::string_view stdout_text, std::string_view name);
+std::vector<NamedJob> parse_sacct_named(std::string_view stdout_text, std::string_view name);
+
 // `scontrol show job -o ID`: one line of Key=Value pairs. A value with spaces (Command=, Reason=)
 // keeps the words up to the next Key= token.
 std::map<std::string, std::string> parse_scontrol_record(std::string_view line);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "bench/optimizer/landscape.h"
+#include "bench/optimizer/sim_landscape.h"
 #include "bench/optimizer/simulation.h"
 #include "optimizer/search_space.h"
 
@@ -81,9 +82,23 @@ int main(int argc, char** argv) {
   std::string settings_text = "{}";
   bool curve = false, holdout = false;
   std::vector<int> curve_counts = {10, 20, 30, 40, 60, 80, 100, 120};
-  app.add_option("--landscape", landscape_path, "landscape CSV")
-      ->required()
-      ->check(CLI::ExistingFile);
+  auto* landscape_option =
+      app.add_option("--landscape", landscape_path, "landscape CSV")->check(CLI::ExistingFile);
+  // Or a ground-truth landscape from the simulated cluster (bench/optimizer/sim_landscape.h):
+  // every configuration x OSU size, truth = the model's noise-free latency.
+  bench::SimLandscapeOptions sim;
+  auto* sim_option = app.add_option("--sim", sim.profile,
+                                    "simulated cluster profile (name or JSON) instead of a CSV; "
+                                    "--comm-size (default: the profile's full size), --collective");
+  sim_option->excludes(landscape_option);
+  app.add_option("--sim-repeats", sim.repeats, "noisy runs per configuration (--sim)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--sim-seed", sim.seed, "noise seed of the landscape (--sim)");
+  app.add_option("--sim-threads", sim.threads, "simulation threads (--sim)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--sim-cache", sim.cache_path, "CSV cache of noise-free latencies (--sim)");
+  app.add_option("--sim-max-size", sim.max_size, "largest OSU size (--sim; default 1 MiB)");
+  app.add_flag("--sim-verbose", sim.verbose, "simulation timing on stderr (--sim)");
   app.add_option("--strategy", o.strategy, "bo, bo-per-size, random, exhaustive");
   app.add_option("--seeds", seeds, "number of seeds (runs per landscape group)")
       ->check(CLI::Range(1, 100000));
@@ -110,11 +125,24 @@ int main(int argc, char** argv) {
   try {
     o.settings = nlohmann::json::parse(settings_text);
     const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
-    auto landscapes = bench::load_landscapes(landscape_path, table, holdout);
     std::optional<Collective> only;
     if (!collective_name.empty()) {
       only = parse_collective(collective_name);
       if (!only) throw std::invalid_argument("unknown collective '" + collective_name + "'");
+    }
+    std::vector<Landscape> landscapes;
+    if (*sim_option) {
+      if (holdout)
+        throw std::invalid_argument(
+            "--holdout-truth is for recorded landscapes: with --sim the truth is noise-free");
+      if (only) sim.collectives = {*only};
+      sim.comm_size = comm_size;
+      landscapes = bench::sim_landscapes(sim, table);
+      comm_size = landscapes.front().comm_size;
+    } else if (*landscape_option) {
+      landscapes = bench::load_landscapes(landscape_path, table, holdout);
+    } else {
+      throw std::invalid_argument("--landscape FILE.csv or --sim PROFILE is required");
     }
     int matched = 0;
     for (const auto& l : landscapes) {

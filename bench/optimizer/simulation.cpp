@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
-#include "bench/optimizer/final_pick.h"
 #include "optimizer/bayes_strategy.h"
+#include "optimizer/final_choice.h"
 #include "optimizer/kronecker_gp.h"
 #include "optimizer/search_space.h"
 
@@ -117,7 +117,7 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   if (options.final_pick == "engine" && !final_samples.empty()) {
     for (auto& choice : r.choices) {
       auto it = final_samples.find(choice.msg_size);
-      if (it != final_samples.end()) choice.config = engine_pick(it->second);
+      if (it != final_samples.end()) choice.config = pick_within_noise(it->second).config;
     }
   }
   if (!r.runs_to_target && on_target(landscape, r.choices)) r.runs_to_target = r.runs;

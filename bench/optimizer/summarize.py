@@ -7,6 +7,8 @@ benchmark seconds (mean); regret over sizes (mean over seeds of the per-seed mea
 per-seed median, and the worst per-seed max), in %; runs_to_target (median over seeds, and how
 many seeds never reached it); decision ms (median over seeds of each seed's median).
 A line may carry a "label" key (add one with --label) to tell settings apart.
+--compact: one row per (collective, comm_size, truth) comparing the suite's labels (run_suite.sh):
+exhaustive 1 pass vs bo vs bo +engine final vs bo-per-size vs random at bo's cost.
 Standard library only.
 """
 import argparse
@@ -20,6 +22,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*")
     ap.add_argument("--label", default=None, help="label for lines without one")
+    ap.add_argument("--compact", action="store_true", help="the README's comparison table")
+    ap.add_argument("--name", default="", help="--compact: landscape name put before each row")
+    ap.add_argument("--no-header", action="store_true", help="--compact: rows only")
     args = ap.parse_args()
     streams = [open(f) for f in args.files] if args.files else [sys.stdin]
     groups = OrderedDict()
@@ -34,6 +39,9 @@ def main():
             label = r.get("label", args.label or "")
             key = (label, r["strategy"], r["collective"], r["comm_size"])
             groups.setdefault(key, []).append(r)
+    if args.compact:
+        compact(groups, args.name, not args.no_header)
+        return
     print("| label | strategy | coll | P | configs | seeds | runs (search+final) | bench s | "
           "regret mean % | regret median % | regret max % | runs to target (never) | decision ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -52,6 +60,59 @@ def main():
         print(f"| {label} | {strategy} | {coll} | {p} | {rs[0].get('configs', '')} | {len(rs)} | "
               f"{runs:.1f} ({search:.1f}+{final:.1f}) | {secs:.1f} | {rmean:.2f} | {rmed:.2f} | "
               f"{rmax:.1f} | {ttt} ({never}) | {dms:.1f} |")
+
+
+def compact(groups, name="", header=True):
+    """One row per (truth, collective, P): the figures the issue's targets are about."""
+    rows = OrderedDict()
+    for (label, strategy, coll, p), rs in groups.items():
+        truth = "held-out" if label.startswith("held-out") else "all"
+        kind = label.split(" ", 2)[-1] if label not in ("all repeats", "held-out") else ""
+        if label.startswith("all repeats"):
+            kind = label[len("all repeats"):].strip()
+        elif label.startswith("held-out"):
+            kind = label[len("held-out"):].strip()
+        rows.setdefault((coll, p, truth), {})[(kind, strategy)] = rs
+
+    def mean(rs, key):
+        return statistics.mean(r[key] for r in rs)
+
+    def fig(rs):
+        return (100 * mean(rs, "regret_mean"), 100 * mean(rs, "regret_median"),
+                100 * max(r["regret_max"] for r in rs), mean(rs, "runs"),
+                mean(rs, "benchmark_seconds"))
+
+    def target(rs):
+        reached = [r["runs_to_target"] for r in rs if r["runs_to_target"] is not None]
+        return f"{statistics.median(reached):.0f} ({len(rs) - len(reached)})" if reached else f"- ({len(rs)})"
+
+    if header:
+        print("| landscape | configs | truth | exhaustive 1 pass: regret mean/median/max @ runs, s | "
+          "**bo**: regret mean/median/max @ runs (% of exh.), s; to target | "
+          "bo +engine final: regret @ runs | bo-per-size: regret mean/median/max @ runs (x bo's) | "
+          "random at bo's cost: regret |")
+        print("|---|---|---|---|---|---|---|---|")
+    for (coll, p, truth), k in rows.items():
+        ex = k.get(("exhaustive 1 pass", "exhaustive"))
+        bo = k.get(("", "bo"))
+        if not ex or not bo:
+            continue
+        e, b = fig(ex), fig(bo)
+        cells = [f"{name} {coll} P={p}".strip(), str(ex[0].get("configs", "")), truth,
+                 f"{e[0]:.2f}/{e[1]:.2f}/{e[2]:.0f} @ {e[3]:.0f}, {e[4]:.0f} s",
+                 f"{b[0]:.2f}/{b[1]:.2f}/{b[2]:.0f} @ {b[3]:.1f} ({100 * b[3] / e[3]:.0f} %), "
+                 f"{b[4]:.0f} s; {target(bo)}"]
+        fin = k.get(("+engine final", "bo"))
+        cells.append(f"{fig(fin)[0]:.2f} @ {fig(fin)[3]:.1f}" if fin else "")
+        ps = k.get(("", "bo-per-size"))
+        if ps:
+            q = fig(ps)
+            cells.append(f"{q[0]:.2f}/{q[1]:.2f}/{q[2]:.0f} @ {q[3]:.0f} ({q[3] / b[3]:.0f}x)")
+        else:
+            cells.append("")
+        rnd = k.get(("at bo cost", "random"))
+        cells.append(f"{fig(rnd)[0]:.2f}" if rnd else "")
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -96,22 +96,109 @@ TEST(StrategyState, RestoreGivesIdenticalSuggestions) {
   }
 }
 
-TEST(BayesStrategy, NeverRepeatsAConfigurationExceptTheDefaultReplicate) {
-  SearchSpace space(Collective::bcast, 8, table());
-  auto s = make_strategy("bo", space, options(7));
-  Rng rng(2);
+// Runs a strategy to done() on the synthetic landscape; returns how often each configuration
+// was suggested.
+std::map<TuningConfig, int> run_to_done(Strategy& s, const SearchSpace& space, Rng& rng) {
   std::map<TuningConfig, int> seen;
-  while (!s->done()) {
-    auto batch = s->suggest(4);
+  while (!s.done()) {
+    auto batch = s.suggest(4);
     if (batch.empty()) break;
     for (const auto& c : batch) {
       ++seen[c];
       EXPECT_TRUE(space.contains(c));
-      s->observe(evaluate(c, rng, 0.05));
+      s.observe(evaluate(c, rng, 0.05));
     }
   }
+  return seen;
+}
+
+TEST(BayesStrategy, NeverRepeatsAConfigurationExceptTheDefaultReplicate) {
+  SearchSpace space(Collective::bcast, 8, table());
+  // Default (lean design): no configuration twice.
+  auto lean = make_strategy("bo", space, options(7));
+  Rng rng(2);
+  for (const auto& [c, n] : run_to_done(*lean, space, rng)) EXPECT_EQ(n, 1) << to_string(c);
+  // The classic design (initial_points set) replicates the default once for the noise model.
+  StrategyOptions classic = options(7);
+  classic.settings = {{"initial_points", 12}};
+  auto s = make_strategy("bo", space, classic);
+  auto seen = run_to_done(*s, space, rng);
   for (const auto& [c, n] : seen) EXPECT_EQ(n, c.is_default() ? 2 : 1) << to_string(c);
   EXPECT_LT(seen.size(), space.size() / 2);  // stopped long before exhausting the space
+}
+
+// Without an explicit budget bo spends at most budget_fraction of the space (but at least its
+// design + 1), and its design measures every algorithm once before anything else.
+TEST(BayesStrategy, DefaultBudgetIsAFractionOfTheSpace) {
+  SearchSpace space(Collective::bcast, 6, table());
+  std::set<int> algorithms;
+  for (const auto& p : space.points()) algorithms.insert(p.algorithm);
+  ASSERT_GT(space.size(), 40u);
+  for (std::uint64_t seed : {1, 2, 3}) {
+    BayesStrategy s(space, options(seed));
+    const int cap =
+        std::max(static_cast<int>(space.size()) / 5, static_cast<int>(algorithms.size()) + 1);
+    EXPECT_EQ(s.evaluation_budget(), cap);
+    std::vector<TuningConfig> order;
+    Rng rng(seed);
+    while (!s.done()) {
+      auto batch = s.suggest(4);
+      if (batch.empty()) break;
+      for (const auto& c : batch) order.push_back(c), s.observe(evaluate(c, rng, 0.05));
+    }
+    EXPECT_LE(static_cast<int>(order.size()), cap);
+    ASSERT_GE(order.size(), algorithms.size());
+    std::set<int> design;
+    for (std::size_t i = 0; i < algorithms.size(); ++i) design.insert(order[i].algorithm);
+    EXPECT_EQ(design, algorithms) << "seed " << seed;
+    EXPECT_TRUE(order.front().is_default());
+  }
+  // An explicit budget or another stop rule turns the fraction off.
+  StrategyOptions thesis = options(1);
+  thesis.stop_rule = "thesis";
+  EXPECT_EQ(BayesStrategy(space, thesis).evaluation_budget(), 150);
+  StrategyOptions off = options(1);
+  off.settings = {{"budget_fraction", 0}};
+  EXPECT_EQ(BayesStrategy(space, off).evaluation_budget(), 150);
+  StrategyOptions bad = options(1);
+  bad.settings = {{"budget_fraction", 1.5}};
+  EXPECT_THROW(BayesStrategy(space, bad), std::invalid_argument);
+}
+
+// A small space (algorithm-only, <= small_space points) is one pass in exhaustive's order and
+// bo then picks exactly what exhaustive picks from the same runs: never more cost, same regret.
+TEST(BayesStrategy, SmallSpaceIsOneExhaustivePass) {
+  std::vector<TuningConfig> points;
+  for (int a = 0; a <= 9; ++a) points.push_back(TuningConfig{a, 0, a == 2 ? 4 : 0});
+  SearchSpace space(Collective::bcast, 16, table(), points);
+  ASSERT_LE(space.size(), 12u);
+  auto bo = make_strategy("bo", space, options(4));
+  auto ex = make_strategy("exhaustive", space, options(4));
+  ASSERT_TRUE(dynamic_cast<BayesStrategy&>(*bo).small_space_mode());
+  std::vector<TuningConfig> bo_order, ex_order;
+  Rng rng(8);
+  while (!bo->done()) {
+    auto batch = bo->suggest(4);
+    auto batch_ex = ex->suggest(4);
+    ASSERT_EQ(batch, batch_ex);
+    if (batch.empty()) break;
+    for (const auto& c : batch) {
+      Evaluation e = evaluate(c, rng, 0.2);
+      bo->observe(e);
+      ex->observe(e);
+      bo_order.push_back(c);
+    }
+  }
+  EXPECT_EQ(bo_order, space.points());
+  EXPECT_TRUE(ex->done());
+  const auto a = bo->recommend(), b = ex->recommend();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].config, b[i].config);
+  EXPECT_EQ(bo->finalists(2), ex->finalists(2));
+  // Switched off, the same space gets the model-driven search.
+  StrategyOptions off = options(4);
+  off.settings = {{"small_space", 0}};
+  EXPECT_FALSE(BayesStrategy(space, off).small_space_mode());
 }
 
 TEST(BayesStrategy, FindsTheOptimumPerSizeWithAFractionOfTheSpace) {
@@ -124,15 +211,28 @@ TEST(BayesStrategy, FindsTheOptimumPerSizeWithAFractionOfTheSpace) {
     if (batch.empty()) break;
     for (const auto& c : batch) s.observe(evaluate(c, rng, 0.03)), ++runs;
   }
-  // Finalists: each size's pick first, so one per size is a compact set (picks are shared by
-  // neighbouring sizes), and a larger per_size only adds configurations tied with the best.
+  // Finalists: a cover of the sizes (every size has a contender among them, the default counting
+  // as measured), no larger than the distinct picks; a larger per_size only adds to it.
   const auto one = s.finalists(1);
   const auto two = s.finalists(2);
-  EXPECT_LE(one.size(), 6u);
+  std::set<TuningConfig> picks;
+  for (const auto& c : s.recommend()) picks.insert(c.config);
+  picks.erase(TuningConfig{});
+  EXPECT_GE(one.size(), 1u);
+  EXPECT_LE(one.size(), picks.size());
   EXPECT_GE(two.size(), one.size());
   for (const auto& c : one) EXPECT_TRUE(std::find(two.begin(), two.end(), c) != two.end());
-  for (const auto& c : s.recommend())
-    EXPECT_TRUE(std::find(one.begin(), one.end(), c.config) != one.end());
+  // Without the cover, finalists(1) is exactly each size's pick.
+  StrategyOptions no_cover = options(3);
+  no_cover.settings = {{"finalist_cover", false}};
+  nlohmann::json state = s.state();
+  state["settings"]["finalist_cover"] = false;
+  BayesStrategy t(space, no_cover);
+  t.restore(state);
+  std::set<TuningConfig> all_picks;
+  for (const auto& c : t.recommend()) all_picks.insert(c.config);
+  const auto uncovered = t.finalists(1);
+  EXPECT_EQ(std::set<TuningConfig>(uncovered.begin(), uncovered.end()), all_picks);
   for (const auto& c : one) s.observe(evaluate(c, rng, 0.03));
   auto choices = s.recommend();
   ASSERT_EQ(choices.size(), sizes().size());

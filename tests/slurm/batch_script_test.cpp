@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -323,15 +324,21 @@ TEST(BatchScript, ARunThatLostTheJobStopsTheScriptWithoutBeingMarkedDone) {
       // srun exits 0 after a node failure: the marker counts, not the status.
       {"victim", 30, {}, {"sh", "-c", "echo 'srun: error: Node failure on vm' >&2; exit 0"}},
       {"never", 30, {}, {"sh", "-c", "echo should-not-run"}}};
+  spec.job_gone_wait_s = 2;
+  const auto began = std::chrono::steady_clock::now();
   auto out = execute(render_batch_script(spec), tmp.path());
-  EXPECT_EQ(out.exit_code, 3);
-  EXPECT_NE(out.stdout_text.find("run victim lost the job's allocation"), std::string::npos)
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_EQ(out.exit_code, kJobGoneExit);
+  EXPECT_NE(out.stdout_text.find("run victim " + std::string(kJobGoneMessage)), std::string::npos)
       << out.stdout_text;
+  // It waited for Slurm to end the job (which records TIMEOUT / NODE_FAIL) before exiting.
+  EXPECT_GE(took, 2.0);
   EXPECT_TRUE(read_run(dir, "first").done);
+  // Not blamed: no .done, and no attempt left that would look like it ran and timed out.
   auto victim = read_run(dir, "victim");
   EXPECT_FALSE(victim.done);
-  EXPECT_TRUE(victim.started());  // one launch, not retried
-  EXPECT_EQ(victim.attempts.size(), 1u);
+  EXPECT_FALSE(victim.started());
   EXPECT_FALSE(read_run(dir, "never").started());
 
   // A timeout is a timeout, even if the killed launcher printed such a line.
@@ -363,6 +370,29 @@ TEST(JobFolder, ReadsPartialRunsAndEpochFormats) {
   EXPECT_FALSE(read_node_facts(dir).has_value());
   EXPECT_EQ(script_path("/j", 2), fs::path("/j/job-2.sh"));
   EXPECT_EQ(slurm_output_path("/j", "15"), fs::path("/j/slurm-15.out"));
+}
+
+TEST(JobFolder, ARecordedBatchAlwaysGetsTheSameFolderAndFindsItsScriptsAndJobIds) {
+  TempDir tmp;
+  const double recorded = 1795316985.0123;
+  const fs::path dir = recorded_job_folder(tmp.path(), "ct-c1-x1-search1", recorded);
+  EXPECT_EQ(dir, recorded_job_folder(tmp.path(), "ct-c1-x1-search1", recorded));
+  EXPECT_EQ(dir.filename().string(), "ct-c1-x1-search1-20261122-030945-012");
+  // Another store's job with the same tag, recorded at another time: another folder.
+  EXPECT_NE(dir, recorded_job_folder(tmp.path(), "ct-c1-x1-search1", recorded + 0.002));
+  // Unsafe characters never reach the path.
+  EXPECT_EQ(recorded_job_folder(tmp.path(), "a b/../c", recorded).parent_path(), tmp.path());
+
+  EXPECT_TRUE(submitted_scripts(dir).empty());  // no folder yet
+  fs::create_directories(dir);
+  for (const char* name : {"job-1.sh", "job-10.sh", "job-2.sh", "job-x.sh", "job-3.sh.tmp"})
+    std::ofstream(dir / name) << "#!/bin/bash\n";
+  EXPECT_EQ(submitted_scripts(dir), (std::vector<int>{1, 2, 10}));
+  std::ofstream(job_id_path(dir, 1)) << "4711\n";
+  std::ofstream(job_id_path(dir, 2)) << "47;11\n";
+  EXPECT_EQ(read_submitted_job_id(dir, 1).value_or(""), "4711");
+  EXPECT_FALSE(read_submitted_job_id(dir, 2).has_value());
+  EXPECT_FALSE(read_submitted_job_id(dir, 10).has_value());
 }
 
 }  // namespace

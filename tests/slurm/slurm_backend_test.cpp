@@ -7,7 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "slurm/job_folder.h"
 
 namespace colltune {
 namespace {
@@ -219,6 +222,121 @@ TEST(SlurmBackend, OptionsFromJsonSettings) {
   EXPECT_THROW(slurm_backend_options_from_json({{"commands", {{"qsub", "/x"}}}}),
                std::invalid_argument);
   EXPECT_EQ(slurm_backend_options_from_json(nullptr).launcher, SlurmLauncher::srun);
+}
+
+// Writes an executable shell script.
+void write_script(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << "#!/bin/bash\n" << text;
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+// A batch resumed after its caller died: the earlier process wrote job-1.sh and sbatch ran, but
+// the job id was recorded nowhere. Slurm (scripted commands, outputs as recorded on the dev
+// cluster) knows job 77 of that name in this folder, long COMPLETED, and a foreign job 78 of
+// the same name in another folder, still running. The finished runs come from the folder, the
+// foreign job is left alone, and only the run without a result is submitted again.
+TEST(SlurmBackend, AResumedBatchReportsFinishedRunsFromItsFolderAndSubmitsOnlyTheRest) {
+  TempDir tmp;
+  auto o = offline_options(tmp.path());
+  BenchmarkRequest r;
+  r.tag = "resume";
+  r.comm_size = 4;
+  r.min_size = 4;
+  r.max_size = 4;
+  r.configs = {TuningConfig{}, TuningConfig{1, 0, 0}, TuningConfig{2, 0, 0}};
+  r.recorded_at = 1795316985.25;
+  r.resume = true;
+  const fs::path dir = slurm::recorded_job_folder(o.job_root, r.tag, r.recorded_at);
+  fs::create_directories(dir / "runs");
+  std::ofstream(slurm::script_path(dir, 1)) << "#!/bin/bash\n";
+  const auto order = run_order(r);
+  for (const char* id : {"r000", "r001"}) {  // positions 0 and 1 of the batch's order
+    const fs::path base = dir / "runs" / id;
+    std::ofstream(base.string() + ".a1.start") << "1795316990.5 vm\n";
+    std::ofstream(base.string() + ".a1.out")
+        << "\n# OSU MPI Broadcast Latency Test v5.6.2\n"
+           "# Size       Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n"
+           "4                       1.50              1.20              1.80         100\n";
+    std::ofstream(base.string() + ".a1.err");
+    std::ofstream(base.string() + ".a1.end") << "0 1795316991.0\n";
+    std::ofstream(base.string() + ".done") << "1\n";
+  }
+
+  const fs::path bin = tmp.path() / "bin";
+  fs::create_directories(bin);
+  const std::string calls = (tmp.path() / "calls").string();
+  write_script(bin / "squeue",
+               "echo \"squeue $*\" >> '" + calls +
+                   "'\n"
+                   "case \"$*\" in\n"
+                   "  *--name=*) echo '78|colltune-resume|RUNNING|None|/elsewhere/resume-x' ;;\n"
+                   "  *) echo '77|COMPLETED|None' ;;\n"
+                   "esac\n");
+  write_script(bin / "sacct",
+               "echo \"sacct $*\" >> '" + calls +
+                   "'\n"
+                   "case \"$1\" in\n"
+                   "  -c) echo '77|colltune-resume|COMPLETED|0:0|" +
+                   dir.string() +
+                   "'\n"
+                   "      echo '78|colltune-resume|RUNNING|0:0|/elsewhere/resume-x' ;;\n"
+                   "  *) echo 'Slurm accounting storage is disabled' >&2; exit 1 ;;\n"
+                   "esac\n");
+  write_script(bin / "scontrol",
+               "echo \"scontrol $*\" >> '" + calls +
+                   "'\n"
+                   "echo 'JobId=77 JobName=colltune-resume JobState=COMPLETED Reason=None "
+                   "ExitCode=0:0'\n");
+  write_script(bin / "sbatch",
+               "echo \"sbatch $*\" >> '" + calls +
+                   "'\n"
+                   "echo 'sbatch: error: Batch job submission failed: Invalid partition name "
+                   "specified' >&2; exit 1\n");
+  o.commands.squeue = (bin / "squeue").string();
+  o.commands.sacct = (bin / "sacct").string();
+  o.commands.scontrol = (bin / "scontrol").string();
+  o.commands.sbatch = (bin / "sbatch").string();
+  o.poll_initial_s = 0.01;
+  SlurmBackend backend(o);
+  Sink sink;
+  CancelFlag cancel;
+  backend.run(r, sink, cancel);
+
+  EXPECT_EQ(backend.last_job_dir(), dir);
+  EXPECT_TRUE(sink.jobs.empty()) << "re-attached to " << sink.jobs.front();
+  ASSERT_EQ(sink.results.size(), 3u);
+  std::set<std::size_t> ok;
+  for (const auto& result : sink.results) {
+    if (result.outcome == RunOutcome::ok) {
+      ok.insert(result.config_index);
+      EXPECT_EQ(result.provenance.job_id, "77");
+      ASSERT_EQ(result.rows.size(), 1u);
+      EXPECT_DOUBLE_EQ(result.rows[0].avg_us, 1.5);
+    } else {
+      EXPECT_EQ(result.config_index, order[2].first);
+      EXPECT_NE(result.error.find("Invalid partition"), std::string::npos) << result.error;
+    }
+  }
+  EXPECT_EQ(ok, (std::set<std::size_t>{order[0].first, order[1].first}));
+  // One new submission, of a new script holding only the run without a result.
+  std::stringstream log;
+  log << std::ifstream(calls).rdbuf();
+  std::size_t sbatches = 0;
+  for (auto pos = log.str().find("sbatch "); pos != std::string::npos;
+       pos = log.str().find("sbatch ", pos + 1))
+    ++sbatches;
+  EXPECT_EQ(sbatches, 1u) << log.str();
+  std::stringstream script;
+  script << std::ifstream(slurm::script_path(dir, 2)).rdbuf();
+  EXPECT_NE(script.str().find("colltune_run 'r002'"), std::string::npos) << script.str();
+  EXPECT_EQ(script.str().find("colltune_run 'r000'"), std::string::npos);
+
+  // Not resuming, the same recorded batch must not take these files for its own results.
+  r.resume = false;
+  Sink fresh;
+  SlurmBackend(o).run(r, fresh, cancel);
+  ASSERT_EQ(fresh.results.size(), 3u);
+  for (const auto& result : fresh.results) EXPECT_EQ(result.outcome, RunOutcome::failed);
 }
 
 }  // namespace

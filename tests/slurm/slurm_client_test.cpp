@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace colltune::slurm {
 namespace {
 
@@ -142,6 +144,72 @@ TEST(CommandOutput, FailureNamesTheCause) {
   EXPECT_EQ((CommandOutput{.exit_code = 2, .stderr_text = "a\nlast words\n\n"}).failure(),
             "last words");
   EXPECT_EQ((CommandOutput{.exit_code = 2}).failure(), "exit status 2");
+}
+
+// Recorded on the dev cluster (jobcomp/filetxt, no slurmdbd): `sacct -c` ignores --name and
+// prints every job of the completion log, steps excluded by -X.
+constexpr std::string_view kCompletionLogByName =
+    "141|colltune-ct-c1-x2-remeasure-default1|COMPLETED|0:0|/root/.colltune/slurm-jobs/"
+    "ct-c1-x2-remeasure-default1-20261122-032346-10899-11\n"
+    "150|colltune-ct-c1-x1-search1|NODE_FAIL|0:0|/tmp/a/ct-c1-x1-search1-20261122-040000-000\n"
+    "151|colltune-ct-c1-x1-search1|CANCELLED by 0|0:15|/tmp/b/ct-c1-x1-search1-20261122-040100-5\n"
+    "151|colltune-ct-c1-x1-search1|TIMEOUT|0:0|/tmp/b/ct-c1-x1-search1-20261122-040100-5\n"
+    "152.batch|colltune-ct-c1-x1-search1|COMPLETED|0:0|/tmp/b\n";
+// `squeue -h -t all --name=colltune-probe -o '%i|%j|%T|%r|%Z'`, recorded.
+constexpr std::string_view kSqueueByName = "144|colltune-probe|PENDING|None|/tmp\n";
+
+TEST(SlurmOutput, JobsByNameKeepOnlyThatNameAndTheLastRecordOfARequeuedJob) {
+  auto jobs = parse_sacct_named(kCompletionLogByName, "colltune-ct-c1-x1-search1");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].job_id, "150");
+  EXPECT_EQ(jobs[0].state, JobState::node_fail);
+  EXPECT_EQ(jobs[0].work_dir, "/tmp/a/ct-c1-x1-search1-20261122-040000-000");
+  EXPECT_EQ(jobs[1].job_id, "151");
+  EXPECT_EQ(jobs[1].state, JobState::timeout);
+  ASSERT_TRUE(jobs[1].exit_code.has_value());
+  EXPECT_TRUE(parse_sacct_named(kCompletionLogByName, "colltune-other").empty());
+  // A name is matched whole, not as a prefix.
+  EXPECT_TRUE(parse_sacct_named(kCompletionLogByName, "colltune-ct-c1-x1-search").empty());
+
+  auto queued = parse_squeue_named(kSqueueByName, "colltune-probe");
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].job_id, "144");
+  EXPECT_EQ(queued[0].state, JobState::pending);
+  EXPECT_EQ(queued[0].work_dir, "/tmp");
+  EXPECT_TRUE(parse_squeue_named("garbage\n\n", "colltune-probe").empty());
+}
+
+TEST(SlurmClient, FindsJobsByNameInTheCompletionLogAndTakesLiveStatesFromSqueue) {
+  ScriptedSlurm slurm;
+  slurm.answers["sacct"] = {err("Slurm accounting storage is disabled\n"),
+                            ok(std::string(kCompletionLogByName))};
+  // Job 153 is still pending (not in the completion log yet); 151 is known to both.
+  slurm.answers["squeue"] = {
+      ok("153|colltune-ct-c1-x1-search1|PENDING|Priority|/tmp/b/ct-c1-x1-search1-x\n")};
+  SlurmClient client({}, slurm.runner());
+  std::string error;
+  auto jobs = client.find_jobs_by_name("colltune-ct-c1-x1-search1", &error);
+  ASSERT_TRUE(jobs.has_value()) << error;
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ(jobs->at(0).job_id, "150");
+  EXPECT_EQ(jobs->at(2).job_id, "153");
+  EXPECT_EQ(jobs->at(2).state, JobState::pending);
+  // Names travel as one argv word (--name=...), never through a shell.
+  ASSERT_EQ(slurm.calls.size(), 3u);
+  EXPECT_EQ(slurm.calls[1].at(1), "-c");
+  EXPECT_EQ(slurm.calls[1].back(), "--name=colltune-ct-c1-x1-search1");
+  EXPECT_EQ(slurm.calls[2].at(0), "squeue");
+  EXPECT_NE(
+      std::find(slurm.calls[2].begin(), slurm.calls[2].end(), "--name=colltune-ct-c1-x1-search1"),
+      slurm.calls[2].end());
+
+  // Neither command answers: no list, and the reason.
+  ScriptedSlurm down;
+  down.answers["sacct"] = {err("sacct: error: slurm_persist_conn_open_without_init\n")};
+  down.answers["squeue"] = {err("slurm_load_jobs error: Unable to contact slurm controller\n")};
+  SlurmClient unreachable({}, down.runner());
+  EXPECT_FALSE(unreachable.find_jobs_by_name("colltune-x", &error).has_value());
+  EXPECT_NE(error.find("Unable to contact"), std::string::npos) << error;
 }
 
 }  // namespace

@@ -11,15 +11,19 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "runner/local_backend.h"
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
+#include "slurm/job_folder.h"
 #include "slurm/slurm_client.h"
 
 #ifndef COLLTUNE_SOURCE_DIR
@@ -409,12 +413,16 @@ TEST_F(SlurmCluster, ControllerRestartDuringABatchLosesNothing) {
 
 // Slurm enforces time limits only about every 30 s, so this test takes 60-100 s.
 TEST_F(SlurmCluster, AJobOverItsTimeLimitTimesOutTheRunningRunAndResubmitsTheRest) {
-  // Pipeline bcast with 4-byte segments needs ~0.7 s per 1 MiB bcast here: 1000 iterations
-  // cannot finish within the 1-minute limit; the default decision needs ~0.3 s for all.
+  // Pipeline bcast with 4-byte segments needs ~60 ms per 1 MiB bcast here; the default decision
+  // needs ~0.3 s for all its iterations.
   auto request = bcast_request("it-timelimit", {TuningConfig{3, 4, 0}, TuningConfig{}});
   request.min_size = 1 << 20;
   request.max_size = 1 << 20;
-  request.iterations = 1000;
+  // ~61 ms per iteration here: 1000 iterations once finished at 62 s, right at the limit, and
+  // the next launch was refused ("Job/step already completing") before Slurm's periodic check
+  // ended the job. 2000 iterations (~2 min) cannot finish before the limit is enforced (at
+  // 60-90 s), while the default decision still needs only ~0.5 s (~45 s on a loaded machine).
+  request.iterations = 2000;
   request.warmup = 0;
   request.run_timeout_s = 600;  // the Slurm limit strikes first
   // Run the slow one first whatever order_seed shuffles.
@@ -467,6 +475,263 @@ TEST_F(SlurmCluster, AnUnknownPartitionFailsEveryRunWithSbatchsReason) {
     EXPECT_EQ(r.outcome, RunOutcome::failed);
     EXPECT_NE(r.error.find("Invalid partition"), std::string::npos) << r.error;
   }
+}
+
+// Jobs named `name` working in `folder`, from the job completion log and squeue: what Slurm
+// itself says was submitted for a batch.
+std::set<std::string> slurm_jobs_of(const std::string& name, const fs::path& folder) {
+  slurm::SlurmClient client({}, process_command_runner());
+  std::string error;
+  auto jobs = client.find_jobs_by_name(name, &error);
+  EXPECT_TRUE(jobs.has_value()) << error;
+  std::set<std::string> ids;
+  for (const auto& j : jobs.value_or(std::vector<slurm::NamedJob>{}))
+    if (fs::path(j.work_dir) == folder) ids.insert(j.job_id);
+  return ids;
+}
+
+struct SimulatedCrash {};
+
+// The daemon dies (kill -9) while its Slurm job runs: here the sink throws out of run(), so the
+// backend is torn down without scancel and the job carries on, exactly as after a crash. A new
+// backend resuming the batch (only the runs never reported, the job id never stored and its
+// id file lost too) must find the job by name, re-attach, and submit nothing.
+TEST_F(SlurmCluster, AResumedBatchReattachesToItsLiveJobAndSubmitsNothingTwice) {
+  auto request = bcast_request("it-resume-" + std::to_string(::getpid()),
+                               std::vector<TuningConfig>(6, TuningConfig{}));
+  for (int i = 0; i < 6; ++i) request.configs[i] = TuningConfig{i % 3, 0, 0};
+  request.max_size = 4096;  // short runs: the point is the job, not the numbers
+  request.iterations = 10;
+  request.run_timeout_s = 120;
+  request.recorded_at =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string name = "colltune-" + request.tag;
+  std::set<std::pair<std::size_t, int>> before_crash;
+  std::string first_job;
+  fs::path folder;
+  {
+    SlurmBackend backend(options());
+    RecordingSink sink;
+    sink.on_each = [&](const RunResult& r) {
+      before_crash.insert({r.config_index, r.repeat});
+      if (before_crash.size() == 2) throw SimulatedCrash{};
+    };
+    CancelFlag cancel;
+    EXPECT_THROW(backend.run(request, sink, cancel), SimulatedCrash);
+    ASSERT_EQ(sink.job_ids.size(), 1u);
+    first_job = sink.job_ids[0];
+    folder = backend.last_job_dir();
+  }
+  ASSERT_EQ(before_crash.size(), 2u);
+  const std::string state = job_state(first_job);
+  EXPECT_TRUE(state.rfind("RUNNING", 0) == 0 || state.rfind("COMPLETING", 0) == 0) << state;
+  // The worst case: the job id was recorded nowhere (crash right after sbatch answered).
+  fs::remove(slurm::job_id_path(folder, 1));
+
+  BenchmarkRequest resumed = request;
+  resumed.resume = true;
+  for (const auto& run : run_order(request))
+    if (!before_crash.count(run)) resumed.only_runs.push_back(run);
+  SlurmBackend restarted(options());
+  RecordingSink sink;
+  CancelFlag cancel;
+  restarted.run(resumed, sink, cancel);
+  EXPECT_EQ(restarted.last_job_dir(), folder);
+  EXPECT_EQ(sink.job_ids, std::vector<std::string>{first_job}) << "re-attached, not resubmitted";
+  ASSERT_EQ(sink.results.size(), 4u);
+  std::set<std::pair<std::size_t, int>> after;
+  for (const auto& r : sink.results) {
+    EXPECT_TRUE(after.insert({r.config_index, r.repeat}).second) << "reported twice";
+    EXPECT_FALSE(before_crash.count({r.config_index, r.repeat})) << "already reported";
+    EXPECT_EQ(r.outcome, RunOutcome::ok) << describe(r);
+    EXPECT_EQ(r.provenance.job_id, first_job);
+    EXPECT_EQ(r.rows.size(), 11u);  // 4 B .. 4 KiB
+  }
+  EXPECT_EQ(slurm_jobs_of(name, folder), std::set<std::string>{first_job});
+
+  // Resumed again once the job is long over (the caller died before recording anything):
+  // every run comes from the folder, nothing is submitted, the id is known from the caller.
+  BenchmarkRequest again = request;
+  again.resume = true;
+  again.resume_job_id = first_job;
+  RecordingSink late;
+  SlurmBackend(options()).run(again, late, cancel);
+  EXPECT_TRUE(late.job_ids.empty());
+  ASSERT_EQ(late.results.size(), 6u);
+  for (const auto& r : late.results) EXPECT_EQ(r.outcome, RunOutcome::ok) << describe(r);
+  EXPECT_EQ(slurm_jobs_of(name, folder), std::set<std::string>{first_job});
+}
+
+// A batch paused (CancelFlag: colltune scancels its job) and resumed later: the cancelled job is
+// over, so its unfinished runs go into one new job; finished ones are not run again.
+TEST_F(SlurmCluster, AResumedBatchWhoseJobWasCancelledSubmitsOnlyItsUnfinishedRuns) {
+  auto request = bcast_request("it-pause-" + std::to_string(::getpid()),
+                               std::vector<TuningConfig>(5, TuningConfig{}));
+  for (int i = 0; i < 5; ++i) request.configs[i] = TuningConfig{i, 0, 0};
+  request.max_size = 4096;
+  request.iterations = 10;
+  request.run_timeout_s = 120;
+  request.recorded_at =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  SlurmBackend backend(options());
+  RecordingSink first;
+  CancelFlag pause;
+  std::set<std::pair<std::size_t, int>> measured;
+  first.on_each = [&](const RunResult& r) {
+    if (r.outcome == RunOutcome::ok) measured.insert({r.config_index, r.repeat});
+    if (measured.size() == 1) pause.cancel();
+  };
+  backend.run(request, first, pause);
+  ASSERT_EQ(first.job_ids.size(), 1u);
+  ASSERT_GE(measured.size(), 1u);
+  ASSERT_LT(measured.size(), 5u) << "the pause came too late to test anything";
+
+  BenchmarkRequest resumed = request;
+  resumed.resume = true;
+  resumed.resume_job_id = first.job_ids[0];
+  for (const auto& run : run_order(request))
+    if (!measured.count(run)) resumed.only_runs.push_back(run);
+  RecordingSink second;
+  CancelFlag go_on;
+  backend.run(resumed, second, go_on);
+  ASSERT_EQ(second.job_ids.size(), 1u);
+  EXPECT_NE(second.job_ids[0], first.job_ids[0]);
+  EXPECT_EQ(second.results.size(), resumed.only_runs.size());
+  for (const auto& r : second.results) {
+    EXPECT_EQ(r.outcome, RunOutcome::ok) << describe(r);
+    EXPECT_FALSE(measured.count({r.config_index, r.repeat}));
+  }
+  EXPECT_EQ(slurm_jobs_of("colltune-" + request.tag, backend.last_job_dir()),
+            (std::set<std::string>{first.job_ids[0], second.job_ids[0]}));
+}
+
+// Slurm commands failing or slow: wrappers around the real sbatch / squeue in a folder of their
+// own (SlurmCommands points at them), each logging its calls and misbehaving while a flag file
+// exists.
+class SlurmFaults : public SlurmCluster {
+ protected:
+  void SetUp() override {
+    SlurmCluster::SetUp();
+    if (IsSkipped()) return;
+    bin_ = job_root_.string() + "-bin";
+    fs::create_directories(bin_);
+    for (const char* name : {"sbatch", "squeue"}) {
+      const auto real = find_in_path(name);
+      ASSERT_FALSE(real.empty()) << name << " not found in PATH";
+      // sbatch.hang: submit for real, then hang (the answer never arrives in time).
+      // squeue.down: fail as when the controller cannot be reached.
+      std::ofstream script(bin_ / name);
+      script << "#!/bin/bash\n"
+             << "echo \"$*\" >> '" << (bin_ / name).string() << ".calls'\n"
+             << "if [ -e '" << (bin_ / name).string() << ".down' ]; then\n"
+             << "  echo 'slurm_load_jobs error: Unable to contact slurm controller (connect "
+                "failure)' >&2; exit 1\nfi\n"
+             << "out=$('" << real << "' \"$@\"); rc=$?\n"
+             << "if [ -e '" << (bin_ / name).string() << ".hang' ]; then\n"
+             << "  rm -f '" << (bin_ / name).string() << ".hang'; exec sleep 60\nfi\n"
+             << "printf '%s\\n' \"$out\"; exit $rc\n";
+      script.close();
+      fs::permissions(bin_ / name, fs::perms::owner_all);
+    }
+  }
+  void TearDown() override {
+    SlurmCluster::TearDown();
+    std::error_code ec;
+    if (!HasFailure()) fs::remove_all(bin_, ec);
+  }
+
+  static std::string find_in_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "/usr/bin");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+      if (::access((fs::path(dir) / name).c_str(), X_OK) == 0)
+        return (fs::path(dir) / name).string();
+    return {};
+  }
+
+  SlurmBackendOptions faulty_options() const {
+    auto o = options();
+    o.commands.sbatch = (bin_ / "sbatch").string();
+    o.commands.squeue = (bin_ / "squeue").string();
+    o.command_timeout_s = 3;
+    return o;
+  }
+
+  int calls(const std::string& name) const {
+    std::ifstream in(bin_ / (name + ".calls"));
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+
+  fs::path bin_;
+};
+
+// sbatch submits but its answer never comes (a slow controller): after the command timeout the
+// backend finds the job it did submit, by name in its folder, and follows it; no second job.
+TEST_F(SlurmFaults, AnSbatchThatHangsAfterSubmittingDoesNotSubmitTwice) {
+  std::ofstream(bin_ / "sbatch.hang").close();
+  auto request = bcast_request("it-sbatch-hang", {TuningConfig{}, TuningConfig{1, 0, 0}});
+  request.max_size = 4096;
+  request.iterations = 10;
+  SlurmBackend backend(faulty_options());
+  RecordingSink sink;
+  CancelFlag cancel;
+  const auto began = Clock::now();
+  backend.run(request, sink, cancel);
+  const double took = std::chrono::duration<double>(Clock::now() - began).count();
+  ASSERT_EQ(sink.job_ids.size(), 1u);
+  expect_each_run_once(request, sink);
+  for (const auto& r : sink.results) EXPECT_EQ(r.outcome, RunOutcome::ok) << describe(r);
+  EXPECT_EQ(calls("sbatch"), 1);
+  EXPECT_EQ(slurm_jobs_of("colltune-it-sbatch-hang", backend.last_job_dir()),
+            std::set<std::string>{sink.job_ids[0]});
+  EXPECT_LT(took, 60) << "waited for the hung sbatch instead of its 3 s timeout";
+}
+
+// squeue cannot reach the controller for a while: the backend keeps polling within its
+// controller timeout, results keep arriving through the job folder, and the batch completes
+// with its one job.
+TEST_F(SlurmFaults, SqueueFailingForAWhileIsWaitedOut) {
+  auto request = bcast_request("it-squeue-down", std::vector<TuningConfig>(4, TuningConfig{}));
+  for (int i = 0; i < 4; ++i) request.configs[i] = TuningConfig{i, 0, 0};
+  request.max_size = 4096;
+  request.iterations = 10;
+  SlurmBackend backend(faulty_options());
+  RecordingSink sink;
+  sink.on_submit = [&](const std::string&) { std::ofstream(bin_ / "squeue.down").close(); };
+  std::thread heal([&] {
+    sink.wait_until([&] { return !sink.job_ids.empty(); }, 120);
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    fs::remove(bin_ / "squeue.down");
+  });
+  CancelFlag cancel;
+  backend.run(request, sink, cancel);
+  heal.join();
+  ASSERT_EQ(sink.job_ids.size(), 1u);
+  expect_each_run_once(request, sink);
+  for (const auto& r : sink.results) EXPECT_EQ(r.outcome, RunOutcome::ok) << describe(r);
+  EXPECT_GE(calls("squeue"), 3) << "expected polling to go on during the outage";
+  EXPECT_EQ(calls("sbatch"), 1);
+}
+
+// Bad sbatch options fail every run at once with sbatch's own reason; nothing is retried.
+TEST_F(SlurmFaults, APermanentSbatchErrorFailsFastWithItsReason) {
+  auto o = faulty_options();
+  o.sbatch_extra_args = {"--constraint=colltune_no_such_feature"};
+  SlurmBackend backend(o);
+  auto request = bcast_request("it-sbatch-bad", {TuningConfig{}});
+  RecordingSink sink;
+  CancelFlag cancel;
+  const auto began = Clock::now();
+  backend.run(request, sink, cancel);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - began).count(), 20);
+  EXPECT_TRUE(sink.job_ids.empty());
+  ASSERT_EQ(sink.results.size(), 1u);
+  EXPECT_EQ(sink.results[0].outcome, RunOutcome::failed);
+  EXPECT_NE(sink.results[0].error.find("sbatch failed"), std::string::npos)
+      << sink.results[0].error;
+  EXPECT_EQ(calls("sbatch"), 1);
 }
 
 }  // namespace

@@ -1,0 +1,19 @@
+// The benchmark request of one campaign context: its collective and placement with the
+// campaign's size range, OSU iterations and run timeout. The search, the final phase, the
+// preflight and the rules stage all start from it, so a context is measured the same way in each.
+#pragma once
+
+#include <string>
+
+#include "runner/backend.h"
+#include "server/campaign_spec.h"
+#include "server/store.h"
+
+namespace colltune {
+
+// One run of Open MPI's default decision (configs = {default}, repeats = 1, order_seed = 0);
+// callers replace configs, repeats and order_seed for a search or final batch.
+BenchmarkRequest context_request(const ContextRecord& context, const CampaignSpec& spec,
+                                 std::string tag);
+
+}  // namespace colltune
