@@ -430,7 +430,7 @@ class BatchRunner {
     JobEnd end;
     const double submitted_at = now_seconds();
     double interval = options_.poll_initial_s;
-    std::optional<double> unreachable_since;
+    double unreachable_since = -1;  // when the controller stopped answering; < 0: it answers
     std::optional<double> unknown_since;
     double cancel_sent_at = 0;
     std::string last_description;
@@ -448,9 +448,9 @@ class BatchRunner {
       }
       auto query = client_.status(job_id_);
       if (query.status) {
-        if (unreachable_since)
-          spdlog::info("slurm: controller answers again after {:.0f} s", now - *unreachable_since);
-        unreachable_since.reset();
+        if (unreachable_since >= 0)
+          spdlog::info("slurm: controller answers again after {:.0f} s", now - unreachable_since);
+        unreachable_since = -1;
         unknown_since.reset();
         const auto& status = *query.status;
         std::string description = std::string(to_string(status.state)) + " (" + status.reason + ")";
@@ -478,13 +478,13 @@ class BatchRunner {
           return end;
         }
       } else if (query.controller_unreachable) {
-        if (!unreachable_since) {
+        if (unreachable_since < 0) {
           unreachable_since = now;
           spdlog::warn("slurm: {}; waiting for the controller (up to {:.0f} s)", query.error,
                        options_.controller_timeout_s);
-        } else if (now - *unreachable_since > options_.controller_timeout_s) {
+        } else if (now - unreachable_since > options_.controller_timeout_s) {
           end.give_up_reason = "Slurm controller unreachable for " +
-                               std::to_string(static_cast<int>(now - *unreachable_since)) +
+                               std::to_string(static_cast<int>(now - unreachable_since)) +
                                " s while job " + job_id_ + " was active: " + query.error;
           return end;
         }
