@@ -197,7 +197,11 @@ void Store::migrate() {
 std::int64_t Store::create_campaign(const std::string& name, const nlohmann::json& spec,
                                     const std::string& state) {
   std::lock_guard lock(mutex_);
-  const double now = unix_time_now();
+  return insert_campaign_locked(name, spec, state, unix_time_now());
+}
+
+std::int64_t Store::insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
+                                           const std::string& state, double now) {
   db_.prepare(
          "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
          "VALUES (?, ?, ?, ?, ?)")
@@ -217,16 +221,7 @@ std::int64_t Store::create_campaign_with_contexts(const std::string& name,
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
-  db_.prepare(
-         "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
-         "VALUES (?, ?, ?, ?, ?)")
-      .bind(1, name)
-      .bind(2, state)
-      .bind(3, spec.dump())
-      .bind(4, now)
-      .bind(5, now)
-      .exec();
-  const std::int64_t id = db_.last_insert_id();
+  const std::int64_t id = insert_campaign_locked(name, spec, state, now);
   auto insert = db_.prepare(
       "INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, "
       "updated_at) VALUES (?, ?, ?, ?, ?, ?)");

@@ -206,6 +206,9 @@ class Store {
  private:
   void migrate();
   RunRecord read_run(sql::Statement& s);
+  // Inserts the campaign row; the caller holds mutex_ (and a transaction if it adds more).
+  std::int64_t insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
+                                      const std::string& state, double now);
 
   std::mutex mutex_;
   sql::Database db_;

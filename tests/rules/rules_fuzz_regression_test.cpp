@@ -13,27 +13,13 @@
 
 #include "rules/rules_reader.h"
 #include "rules/rules_validate.h"
+#include "tests/fuzz_inputs.h"
 
 namespace colltune {
 namespace {
 
-std::vector<std::filesystem::path> inputs(const std::string& target) {
-  std::vector<std::filesystem::path> files;
-  for (const char* kind : {"regressions", "corpus"}) {
-    const auto dir = std::filesystem::path(COLLTUNE_FUZZ_DIR) / kind / target;
-    if (!std::filesystem::is_directory(dir)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.is_regular_file()) files.push_back(e.path());
-  }
-  return files;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using fuzz_inputs::inputs;
+using fuzz_inputs::slurp;
 
 constexpr RulesDialect kDialects[] = {RulesDialect::ompi_4_1, RulesDialect::ompi_v2,
                                       RulesDialect::ompi_main};

@@ -15,27 +15,13 @@
 
 #include "server/campaign_spec.h"
 #include "server/config.h"
+#include "tests/fuzz_inputs.h"
 
 namespace colltune {
 namespace {
 
-std::vector<std::filesystem::path> inputs(const std::string& target) {
-  std::vector<std::filesystem::path> files;
-  for (const char* kind : {"regressions", "corpus"}) {
-    const auto dir = std::filesystem::path(COLLTUNE_FUZZ_DIR) / kind / target;
-    if (!std::filesystem::is_directory(dir)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-      if (e.is_regular_file()) files.push_back(e.path());
-  }
-  return files;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using fuzz_inputs::inputs;
+using fuzz_inputs::slurp;
 
 TEST(ParsersFuzzRegression, CampaignSpecsParseOrNameTheField) {
   const auto files = inputs("campaign_spec_fuzzer");
