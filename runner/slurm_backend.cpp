@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/json_number.h"
 #include "core/ompi_version.h"
 #include "osu/osu_command.h"
 #include "runner/local_backend.h"
@@ -825,7 +826,7 @@ SlurmBackendOptions slurm_backend_options_from_json(const nlohmann::json& settin
       } else if (key == "srun_mpi")
         o.srun_mpi = value.get<std::string>();
       else if (key == "srun_step_wait_s")
-        o.srun_step_wait_s = value.get<int>();
+        o.srun_step_wait_s = whole_number<int>(value, "slurm backend: srun_step_wait_s");
       else if (key == "mpirun")
         o.mpirun = value.get<std::string>();
       else if (key == "launcher_args")
@@ -849,9 +850,9 @@ SlurmBackendOptions slurm_backend_options_from_json(const nlohmann::json& settin
       else if (key == "script_template")
         o.script_template = value.get<std::string>();
       else if (key == "attempts")
-        o.attempts = value.get<int>();
+        o.attempts = whole_number<int>(value, "slurm backend: attempts");
       else if (key == "kill_after_s")
-        o.kill_after_s = value.get<int>();
+        o.kill_after_s = whole_number<int>(value, "slurm backend: kill_after_s");
       else if (key == "yield") {
         const auto text = value.get<std::string>();
         if (text == "auto")
@@ -863,15 +864,16 @@ SlurmBackendOptions slurm_backend_options_from_json(const nlohmann::json& settin
         else
           throw std::invalid_argument("slurm backend: yield must be auto, always or never");
       } else if (key == "time_limit_minutes")
-        o.time_limit_minutes = value.get<int>();
+        o.time_limit_minutes = whole_number<int>(value, "slurm backend: time_limit_minutes");
       else if (key == "max_time_limit_minutes")
-        o.max_time_limit_minutes = value.get<int>();
+        o.max_time_limit_minutes =
+            whole_number<int>(value, "slurm backend: max_time_limit_minutes");
       else if (key == "time_limit_margin")
         o.time_limit_margin = value.get<double>();
       else if (key == "time_limit_allowance_s")
         o.time_limit_allowance_s = value.get<double>();
       else if (key == "max_resubmits")
-        o.max_resubmits = value.get<int>();
+        o.max_resubmits = whole_number<int>(value, "slurm backend: max_resubmits");
       else if (key == "poll_initial_s")
         o.poll_initial_s = value.get<double>();
       else if (key == "poll_max_s")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/json_number.h"
 #include "runner/fault_injection.h"
 #include "runner/local_backend.h"
 #include "runner/replay_backend.h"
@@ -27,7 +28,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
     try {
       for (const auto& [key, value] : f.items()) {
         if (key == "seed")
-          o.seed = value.get<std::uint64_t>();
+          o.seed = whole_number<std::uint64_t>(value, name + " backend: faults.seed");
         else if (key == "failure_rate")
           o.failure_rate = value.get<double>();
         else if (key == "hang_rate")
@@ -70,7 +71,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       if (s.contains("ompi_info")) o.ompi_info = s.at("ompi_info").get<std::string>();
       if (s.contains("mpirun_args"))
         o.mpirun_extra_args = s.at("mpirun_args").get<std::vector<std::string>>();
-      if (s.contains("cores")) o.cores = s.at("cores").get<int>();
+      if (s.contains("cores")) o.cores = whole_number<int>(s.at("cores"), "local backend: cores");
       return std::make_unique<LocalBackend>(std::move(o));
     }
     if (name == "slurm") return std::make_unique<SlurmBackend>(slurm_backend_options_from_json(s));
@@ -81,7 +82,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       if (s.contains("profile_dirs"))
         for (const auto& d : s.at("profile_dirs").get<std::vector<std::string>>())
           o.profile_dirs.push_back(d);
-      if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
+      if (s.contains("seed"))
+        o.seed = whole_number<std::uint64_t>(s.at("seed"), "sim backend: seed");
       if (s.contains("noise")) {
         const auto& n = s.at("noise");
         if (n.is_string() && n.get<std::string>() == "none")
@@ -104,7 +106,8 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       ReplayDataset::Filter where;
       if (s.contains("where")) where = s.at("where").get<ReplayDataset::Filter>();
       ReplayBackendOptions o;
-      if (s.contains("seed")) o.seed = s.at("seed").get<std::uint64_t>();
+      if (s.contains("seed"))
+        o.seed = whole_number<std::uint64_t>(s.at("seed"), "replay backend: seed");
       if (s.contains("launch_overhead_s"))
         o.launch_overhead_s = s.at("launch_overhead_s").get<double>();
       if (s.contains("ompi_version")) o.ompi_version = s.at("ompi_version").get<std::string>();
