@@ -23,9 +23,11 @@
 //    "budget": budgets only. Without a budget at most 150 evaluations, and under "ei" at most
 //    max(floor(budget_fraction x space size), initial design + 1): one job that informs every
 //    size makes a small fraction of the space enough (bench/README.md "Optimizer" measures
-//    it); half that fraction under a warm start that has the earlier campaign's runs. Under
+//    it); 40 % of that under a warm start that has the earlier campaign's runs. Under
 //    that budget (no explicit budget, no warm start, initial_points unset) the
-//    design is lean: one configuration per algorithm, no replicate of the default.
+//    design is lean: one configuration per algorithm and, with design_fanouts (the default),
+//    the chain at its smallest and its largest fan-out (latin_hypercube.h cover_fanouts), no
+//    replicate of the default.
 //  - Small spaces (<= small_space configurations, e.g. algorithm-only sweeps): a model cannot
 //    beat simply measuring everything there, so bo makes one pass over the space in the
 //    exhaustive strategy's order and picks like it (lowest median per size; finalists ranked
@@ -47,7 +49,8 @@
 // Settings (StrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // repeat_default (bool), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
 // final_score ("posterior", "hybrid", "median"), tie_z (0), finalist_z (1),
-// small_space (12; 0 = off), budget_fraction (0.2; 0 = off), finalist_cover (true).
+// small_space (12; 0 = off), budget_fraction (0.2; 0 = off), finalist_cover (true),
+// design_fanouts (true).
 #pragma once
 
 #include <Eigen/Dense>
@@ -75,6 +78,7 @@ struct BayesSettings {
   bool finalist_cover = true;
   int small_space = 12;
   double budget_fraction = 0.2;
+  bool design_fanouts = true;
 
   static BayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
   nlohmann::json to_json() const;

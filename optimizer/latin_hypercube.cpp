@@ -56,12 +56,19 @@ void spread_within_algorithms(std::vector<int>& levels, const std::vector<int>& 
   }
 }
 
-// Points per algorithm: balanced, capped by how many configurations each algorithm has.
+// Points per algorithm: first each algorithm's `minimum` (capped by its configurations and
+// by n), then balanced, capped by how many configurations each algorithm has.
 std::map<int, int> algorithm_counts(const std::map<int, std::vector<int>>& by_algorithm, int n,
-                                    Rng& rng) {
+                                    const std::map<int, int>& minimum, Rng& rng) {
   std::map<int, int> counts;
-  for (const auto& [alg, members] : by_algorithm) counts[alg] = 0;
-  for (int placed = 0; placed < n; ++placed) {
+  int placed = 0;
+  for (const auto& [alg, members] : by_algorithm) {
+    auto it = minimum.find(alg);
+    int want = it == minimum.end() ? 0 : std::min<int>(it->second, members.size());
+    counts[alg] = std::max(0, std::min(want, n - placed));
+    placed += counts[alg];
+  }
+  for (; placed < n; ++placed) {
     int lowest = std::numeric_limits<int>::max();
     for (const auto& [alg, members] : by_algorithm)
       if (counts[alg] < static_cast<int>(members.size())) lowest = std::min(lowest, counts[alg]);
@@ -76,6 +83,23 @@ std::map<int, int> algorithm_counts(const std::map<int, std::vector<int>>& by_al
 }
 
 }  // namespace
+
+std::map<int, int> fanout_shapes(const SearchSpace& space) {
+  std::map<int, std::set<int>> fans;
+  for (const auto& p : space.points()) {
+    const AlgorithmInfo* info = space.algorithm_info(p.algorithm);
+    fans[p.algorithm].insert(info && info->uses_fanout ? p.fanout : 0);
+  }
+  std::map<int, int> out;
+  for (const auto& [alg, f] : fans) out[alg] = f.size() > 1 ? 2 : 1;
+  return out;
+}
+
+int lean_design_size(const SearchSpace& space, bool cover_fanouts) {
+  int n = 0;
+  for (const auto& [alg, shapes] : fanout_shapes(space)) n += cover_fanouts ? shapes : 1;
+  return n;
+}
 
 int default_initial_design_size(const SearchSpace& space) {
   std::set<int> algorithms, segs, fans;
@@ -131,7 +155,10 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
   for (int round = 0; round < rounds; ++round) {
     std::vector<int> design;
     if (pin_default) design.push_back(space.index_of(TuningConfig{}));
-    auto counts = algorithm_counts(by_algorithm, n - static_cast<int>(design.size()), rng);
+    std::map<int, int> minimum;
+    if (options.cover_fanouts) minimum = fanout_shapes(space);
+    if (pin_default && minimum.count(0)) --minimum[0];  // the pinned default is its point
+    auto counts = algorithm_counts(by_algorithm, n - static_cast<int>(design.size()), minimum, rng);
 
     // Slots (one per design point to place) and their numeric targets.
     std::vector<int> slot_alg;
@@ -153,7 +180,24 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
       for (std::size_t k = 0; k < seg_slots.size(); ++k)
         seg_target[seg_slots[k]] = seg_levels[lv[k]];
     }
-    if (!fan_levels.empty()) {
+    if (!fan_levels.empty() && options.cover_fanouts) {
+      // Per algorithm, its fan-out slots stratified over its own fan-out levels; two slots
+      // take the smallest and the largest fan-out (the deepest and the flattest tree).
+      std::map<int, std::vector<int>> slots_of;
+      for (int slot : fan_slots) slots_of[slot_alg[slot]].push_back(slot);
+      for (const auto& [alg, slots] : slots_of) {
+        std::set<double> own;
+        for (int i : by_algorithm.at(alg)) own.insert(encoded[i].fan);
+        const std::vector<double> levels(own.begin(), own.end());
+        auto lv =
+            stratified_levels(static_cast<int>(slots.size()), static_cast<int>(levels.size()), rng);
+        for (std::size_t k = 0; k < slots.size(); ++k) fan_target[slots[k]] = levels[lv[k]];
+        if (slots.size() == 2 && levels.size() >= 2) {  // same draws as above: same stream
+          fan_target[slots[lv[0] < lv[1] ? 0 : 1]] = levels.front();
+          fan_target[slots[lv[0] < lv[1] ? 1 : 0]] = levels.back();
+        }
+      }
+    } else if (!fan_levels.empty()) {
       auto lv = stratified_levels(static_cast<int>(fan_slots.size()),
                                   static_cast<int>(fan_levels.size()), rng);
       for (std::size_t k = 0; k < fan_slots.size(); ++k)

@@ -9,6 +9,7 @@
 // The default decision, when in the space and `include_default`, is always the first point.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "core/rng.h"
@@ -20,6 +21,10 @@ namespace colltune {
 struct LatinHypercubeOptions {
   int candidates = 32;
   bool include_default = true;
+  // Every algorithm that reads a chain fan-out first gets two points (when n allows), at its
+  // smallest and its largest fan-out: the fan-out is the tree's shape, not a smooth rate, so a
+  // design that saw fan-out 2 only says little about the flat tree (fan-out P-1).
+  bool cover_fanouts = false;
 };
 
 // `n` distinct configurations of the space (all of them when n >= space.size()).
@@ -28,6 +33,13 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
 
 // Smallest pairwise design_distance2 of a design (infinity for fewer than 2 points).
 double min_pairwise_distance2(const SearchSpace& space, const std::vector<TuningConfig>& design);
+
+// Per algorithm id, the tree shapes the design gives it: 2 (smallest and largest fan-out) when
+// it reads a fan-out and has several, else 1.
+std::map<int, int> fanout_shapes(const SearchSpace& space);
+
+// One point per algorithm, plus one per algorithm with two shapes under `cover_fanouts`.
+int lean_design_size(const SearchSpace& space, bool cover_fanouts);
 
 // The default initial-design size for a space: one point per algorithm plus one per numeric
 // knob the space has, capped by the space size.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/fixed_decision.h"
 #include "optimizer/search_space.h"
 
 namespace colltune::bench {
@@ -43,6 +44,28 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Per size, the default and the configuration the fixed decision runs there get the union
+// of their repeats (the default's first, so that the held-out split takes from both).
+void pool_default_with_alias(Landscape& l, const SearchSpace& space) {
+  auto def = l.points.find(TuningConfig{});
+  if (def == l.points.end()) return;
+  for (auto& [size, point] : def->second) {
+    const auto alg = fixed_decision_4_1(l.collective, l.comm_size, size);
+    if (!alg || *alg == 0) continue;
+    const AlgorithmInfo* info = space.algorithm_info(*alg);
+    if (!info || info->uses_fanout) continue;
+    const TuningConfig alias = space.canonical(TuningConfig{*alg, 0, 0});
+    auto a = l.points.find(alias);
+    if (a == l.points.end() || alias.is_default()) continue;
+    auto at = a->second.find(size);
+    if (at == a->second.end()) continue;
+    std::vector<double> both = point.repeats;
+    both.insert(both.end(), at->second.repeats.begin(), at->second.repeats.end());
+    point.repeats = both;
+    at->second.repeats = std::move(both);
+  }
+}
+
 }  // namespace
 
 std::vector<TuningConfig> Landscape::configs() const {
@@ -78,7 +101,7 @@ std::vector<double> Landscape::draw(const TuningConfig& config,
 }
 
 std::vector<Landscape> load_landscapes(const std::string& path, const AlgorithmTable& table,
-                                       bool holdout_truth) {
+                                       bool holdout_truth, bool pool_default_alias) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open landscape file " + path);
   std::string line;
@@ -127,6 +150,8 @@ std::vector<Landscape> load_landscapes(const std::string& path, const AlgorithmT
       fail(std::string("bad number: ") + e.what());
     }
   }
+  if (pool_default_alias)
+    for (auto& [key, l] : groups) pool_default_with_alias(l, spaces.at(key));
   std::vector<Landscape> out;
   for (auto& [key, l] : groups) {
     std::vector<std::int64_t> sizes;

@@ -2,7 +2,11 @@
 // (collective, comm size). Loaded from a CSV with named columns
 //   collective, comm_size, algorithm, segsize, fanout, msg_size, latency_us
 // (other columns ignored, any order). Several rows for one point are repeats. Configurations
-// are canonicalised (SearchSpace::canonical), so equivalent ones share their repeats.
+// are canonicalised (SearchSpace::canonical), so equivalent ones share their repeats. So do,
+// per message size, the default (algorithm 0) and the configuration Open MPI's fixed decision
+// runs at that size (core/fixed_decision.h: that algorithm, segment size 0, fan-out 0; only
+// for algorithms without a fan-out, since fan-out 0 is not a point of the space): they are the
+// same code path, so their measured difference is noise, not regret.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +48,8 @@ struct Landscape {
 // runs, odd positions make the truth), so that a strategy cannot score by re-drawing the very
 // samples the truth is the median of; points with one repeat use it for both.
 // Throws std::runtime_error naming the file and line on malformed input.
+// `pool_default_alias` false keeps the default and its alias apart (session 2's scoring).
 std::vector<Landscape> load_landscapes(const std::string& path, const AlgorithmTable& table,
-                                       bool holdout_truth = false);
+                                       bool holdout_truth = false, bool pool_default_alias = true);
 
 }  // namespace colltune::bench

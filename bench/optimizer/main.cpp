@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   int comm_size = 0, seeds = 10, seed_base = 1;
   bench::SimulationOptions o;
   std::string settings_text = "{}";
-  bool curve = false, holdout = false;
+  bool curve = false, holdout = false, separate_default = false;
   std::vector<int> curve_counts = {10, 20, 30, 40, 60, 80, 100, 120};
   auto* landscape_option =
       app.add_option("--landscape", landscape_path, "landscape CSV")->check(CLI::ExistingFile);
@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
   app.add_option("--launch-overhead", o.cost.launch_overhead_s, "seconds added per run");
   app.add_flag("--holdout-truth", holdout,
                "score against the median of half the repeats, draw runs from the other half");
+  app.add_flag("--separate-default", separate_default,
+               "score the default apart from the configuration its fixed decision runs at each "
+               "size (by default they are one point: landscape.h)");
   app.add_flag("--timing-curve", curve, "print bo's decision time as evaluations grow instead");
   app.add_option("--curve-counts", curve_counts, "evaluated configurations for --timing-curve")
       ->delimiter(',');
@@ -140,7 +143,7 @@ int main(int argc, char** argv) {
       landscapes = bench::sim_landscapes(sim, table);
       comm_size = landscapes.front().comm_size;
     } else if (*landscape_option) {
-      landscapes = bench::load_landscapes(landscape_path, table, holdout);
+      landscapes = bench::load_landscapes(landscape_path, table, holdout, !separate_default);
     } else {
       throw std::invalid_argument("--landscape FILE.csv or --sim PROFILE is required");
     }

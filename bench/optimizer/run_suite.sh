@@ -5,14 +5,15 @@
 # Landscapes: bench/data/synthetic-*.csv (SYNTHETIC), bench/data/ornl-peak.csv (measured, ORNL),
 # and any bench/data/measured-*.csv (measured on this machine).
 # Environment: LANDSCAPES="a.csv b.csv" (instead of synthetic + measured), SKIP_ORNL=1,
-# SKIP_TIMING=1 (no decision-time curve).
+# SKIP_TIMING=1 (no decision-time curve), BENCH_FLAGS="--separate-default" (added to every
+# scoring run).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$here/build}"
 out="${2:-/tmp/colltune-optimizer-bench}"
 seeds="${3:-10}"
 bin="$build/bench/optimizer/colltune-bench-optimizer"
-bench() { nice -n 19 "$bin" "$@"; }
+bench() { nice -n 19 "$bin" "$@" ${BENCH_FLAGS:-}; }
 sum="python3 $here/bench/optimizer/summarize.py"
 mkdir -p "$out"
 label() { python3 -c "

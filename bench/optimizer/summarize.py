@@ -9,6 +9,7 @@ many seeds never reached it); decision ms (median over seeds of each seed's medi
 A line may carry a "label" key (add one with --label) to tell settings apart.
 --compact: one row per (collective, comm_size, truth) comparing the suite's labels (run_suite.sh):
 exhaustive 1 pass vs bo vs bo +engine final vs bo-per-size vs random at bo's cost.
+--targets: the issue's three targets per (collective, comm_size, truth), met or missed.
 Standard library only.
 """
 import argparse
@@ -24,7 +25,9 @@ def main():
     ap.add_argument("--label", default=None, help="label for lines without one")
     ap.add_argument("--compact", action="store_true", help="the README's comparison table")
     ap.add_argument("--name", default="", help="--compact: landscape name put before each row")
-    ap.add_argument("--no-header", action="store_true", help="--compact: rows only")
+    ap.add_argument("--no-header", action="store_true", help="--compact/--targets: rows only")
+    ap.add_argument("--targets", action="store_true",
+                    help="the issue's three targets per (collective, P, truth), met or missed")
     args = ap.parse_args()
     streams = [open(f) for f in args.files] if args.files else [sys.stdin]
     groups = OrderedDict()
@@ -39,6 +42,9 @@ def main():
             label = r.get("label", args.label or "")
             key = (label, r["strategy"], r["collective"], r["comm_size"])
             groups.setdefault(key, []).append(r)
+    if args.targets:
+        targets(groups, args.name, not args.no_header)
+        return
     if args.compact:
         compact(groups, args.name, not args.no_header)
         return
@@ -62,8 +68,8 @@ def main():
               f"{rmax:.1f} | {ttt} ({never}) | {dms:.1f} |")
 
 
-def compact(groups, name="", header=True):
-    """One row per (truth, collective, P): the figures the issue's targets are about."""
+def suite_rows(groups):
+    """(collective, P, truth) -> {(kind, strategy): lines}, kind from run_suite.sh's labels."""
     rows = OrderedDict()
     for (label, strategy, coll, p), rs in groups.items():
         truth = "held-out" if label.startswith("held-out") else "all"
@@ -73,6 +79,47 @@ def compact(groups, name="", header=True):
         elif label.startswith("held-out"):
             kind = label[len("held-out"):].strip()
         rows.setdefault((coll, p, truth), {})[(kind, strategy)] = rs
+    return rows
+
+
+def targets(groups, name="", header=True):
+    """Per (collective, P, truth) with 40+ configurations, the three targets of the issue on
+    mean regret (mean over seeds): (1) bo at <= 20 % of one exhaustive pass's runs, regret no
+    worse; (2) bo-per-size needs >= 20x bo's runs, and bo's regret is equal or better; (3) bo
+    no worse than random at bo's cost. Tally at the end."""
+    def mean(rs, key):
+        return statistics.mean(r[key] for r in rs)
+
+    if header:
+        print("| landscape | configs | truth | (1) vs exhaustive 1 pass | (2) vs bo-per-size | "
+              "(3) vs random at equal cost |")
+        print("|---|---|---|---|---|---|")
+    met = [0, 0, 0]
+    total = 0
+    for (coll, p, truth), k in suite_rows(groups).items():
+        ex, bo = k.get(("exhaustive 1 pass", "exhaustive")), k.get(("", "bo"))
+        ps, rnd = k.get(("", "bo-per-size")), k.get(("at bo cost", "random"))
+        if not ex or not bo or not ps or not rnd or ex[0].get("configs", 0) < 40:
+            continue
+        total += 1
+        b, e, q, r = (100 * mean(x, "regret_mean") for x in (bo, ex, ps, rnd))
+        share = mean(bo, "runs") / mean(ex, "runs")
+        factor = mean(ps, "runs") / mean(bo, "runs")
+        ok = [share <= 0.2 + 1e-9 and b <= e, factor >= 20 and b <= q, b <= r]
+        for i, v in enumerate(ok):
+            met[i] += v
+        word = lambda v: "**met**" if v else "missed"
+        print(f"| {name} {coll} P={p} | {ex[0].get('configs', '')} | {truth} | "
+              f"{word(ok[0])} {b:.2f} {'<=' if b <= e else '>'} {e:.2f} @ {100 * share:.0f} % | "
+              f"{word(ok[1])} {factor:.1f}x, {b:.2f} {'<=' if b <= q else '>'} {q:.2f} | "
+              f"{word(ok[2])} {b:.2f} {'<=' if b <= r else '>'} {r:.2f} |".replace("|  ", "| "))
+    if header:
+        print(f"\nmet: (1) {met[0]}/{total}, (2) {met[1]}/{total}, (3) {met[2]}/{total}")
+
+
+def compact(groups, name="", header=True):
+    """One row per (truth, collective, P): the figures the issue's targets are about."""
+    rows = suite_rows(groups)
 
     def mean(rs, key):
         return statistics.mean(r[key] for r in rs)

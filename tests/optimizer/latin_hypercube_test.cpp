@@ -93,6 +93,38 @@ TEST(LatinHypercube, DeterministicForASeedAndCappedBySpaceSize) {
   EXPECT_EQ(all.size(), space.size());
 }
 
+TEST(LatinHypercube, CoverFanoutsGivesTheChainItsDeepestAndFlattestTree) {
+  for (int p : {4, 6, 16, 64}) {
+    SearchSpace space(Collective::bcast, p, table());
+    const auto shapes = fanout_shapes(space);
+    EXPECT_EQ(shapes.at(2), 2) << "P=" << p;  // the chain reads a fan-out
+    EXPECT_EQ(shapes.at(3), 1);               // the pipeline does not
+    std::set<int> chain_fanouts;
+    for (const auto& c : space.points())
+      if (c.algorithm == 2) chain_fanouts.insert(c.fanout);
+    ASSERT_GE(chain_fanouts.size(), 2u);
+    const std::set<int> extremes = {*chain_fanouts.begin(), *chain_fanouts.rbegin()};
+    const int n = lean_design_size(space, true);
+    EXPECT_EQ(n, lean_design_size(space, false) + 1);
+    for (std::uint64_t seed : {1u, 2u, 3u, 4u}) {
+      Rng rng(seed);
+      LatinHypercubeOptions options;
+      options.cover_fanouts = true;
+      auto design = latin_hypercube_design(space, n, rng, options);
+      ASSERT_EQ(design.size(), static_cast<std::size_t>(n));
+      std::set<int> seen;
+      std::map<int, int> per_algorithm;
+      for (const auto& c : design) {
+        ++per_algorithm[c.algorithm];
+        if (c.algorithm == 2) seen.insert(c.fanout);
+      }
+      EXPECT_EQ(seen, extremes) << "P=" << p << " seed " << seed;
+      for (const auto& [alg, count] : per_algorithm)
+        EXPECT_EQ(count, alg == 2 ? 2 : 1) << "algorithm " << alg;
+    }
+  }
+}
+
 TEST(LatinHypercube, DefaultSizeIsOnePerAlgorithmPlusKnobs) {
   EXPECT_EQ(default_initial_design_size(SearchSpace(Collective::bcast, 16, table())), 10 + 2);
   EXPECT_EQ(default_initial_design_size(SearchSpace(Collective::allreduce, 16, table())), 7 + 1);

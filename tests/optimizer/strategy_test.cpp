@@ -9,6 +9,7 @@
 
 #include "core/rng.h"
 #include "optimizer/bayes_strategy.h"
+#include "optimizer/latin_hypercube.h"
 
 namespace colltune {
 namespace {
@@ -128,16 +129,21 @@ TEST(BayesStrategy, NeverRepeatsAConfigurationExceptTheDefaultReplicate) {
 }
 
 // Without an explicit budget bo spends at most budget_fraction of the space (but at least its
-// design + 1), and its design measures every algorithm once before anything else.
+// design + 1), and its design measures every algorithm once, and the chain at its smallest
+// and largest fan-out, before anything else.
 TEST(BayesStrategy, DefaultBudgetIsAFractionOfTheSpace) {
   SearchSpace space(Collective::bcast, 6, table());
-  std::set<int> algorithms;
-  for (const auto& p : space.points()) algorithms.insert(p.algorithm);
+  std::set<int> algorithms, chain_fanouts;
+  for (const auto& p : space.points()) {
+    algorithms.insert(p.algorithm);
+    if (p.algorithm == 2) chain_fanouts.insert(p.fanout);
+  }
   ASSERT_GT(space.size(), 40u);
+  const std::size_t design_size = algorithms.size() + 1;  // + the chain's second shape
+  ASSERT_EQ(lean_design_size(space, true), static_cast<int>(design_size));
   for (std::uint64_t seed : {1, 2, 3}) {
     BayesStrategy s(space, options(seed));
-    const int cap =
-        std::max(static_cast<int>(space.size()) / 5, static_cast<int>(algorithms.size()) + 1);
+    const int cap = std::max(static_cast<int>(space.size()) / 5, static_cast<int>(design_size) + 1);
     EXPECT_EQ(s.evaluation_budget(), cap);
     std::vector<TuningConfig> order;
     Rng rng(seed);
@@ -147,10 +153,15 @@ TEST(BayesStrategy, DefaultBudgetIsAFractionOfTheSpace) {
       for (const auto& c : batch) order.push_back(c), s.observe(evaluate(c, rng, 0.05));
     }
     EXPECT_LE(static_cast<int>(order.size()), cap);
-    ASSERT_GE(order.size(), algorithms.size());
-    std::set<int> design;
-    for (std::size_t i = 0; i < algorithms.size(); ++i) design.insert(order[i].algorithm);
+    ASSERT_GT(order.size(), design_size);
+    std::set<int> design, design_fanouts;
+    for (std::size_t i = 0; i < design_size; ++i) {
+      design.insert(order[i].algorithm);
+      if (order[i].algorithm == 2) design_fanouts.insert(order[i].fanout);
+    }
     EXPECT_EQ(design, algorithms) << "seed " << seed;
+    const std::set<int> extremes = {*chain_fanouts.begin(), *chain_fanouts.rbegin()};
+    EXPECT_EQ(design_fanouts, extremes) << "seed " << seed;
     EXPECT_TRUE(order.front().is_default());
   }
   // An explicit budget or another stop rule turns the fraction off.

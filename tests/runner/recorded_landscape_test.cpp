@@ -1,0 +1,80 @@
+// Recorded landscapes for colltune-bench-optimizer --landscape (bench/optimizer/landscape.h).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/optimizer/landscape.h"
+#include "core/fixed_decision.h"
+
+namespace colltune::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const AlgorithmTable& table() { return AlgorithmTable::builtin_4_1(); }
+
+fs::path write_csv(const std::string& body) {
+  const fs::path p =
+      fs::temp_directory_path() / ("recorded-landscape-" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(p) << "collective,comm_size,algorithm,segsize,fanout,msg_size,latency_us,purpose\n"
+                   << body;
+  return p;
+}
+
+// reduce on 4 ranks: the fixed decision runs the linear reduction (1) at 256 KiB and the
+// chain (2, fan-out 0, not a point of the space) at 4 KiB.
+TEST(RecordedLandscape, TheDefaultAndTheConfigurationItRunsAreOnePointPerSize) {
+  ASSERT_EQ(fixed_decision_4_1(Collective::reduce, 4, 262144), 1);
+  ASSERT_EQ(fixed_decision_4_1(Collective::reduce, 4, 4096), 2);
+  const fs::path csv = write_csv(
+      "reduce,4,0,0,0,262144,10,search\n"
+      "reduce,4,0,0,0,262144,12,search\n"
+      "reduce,4,1,0,0,262144,20,search\n"
+      "reduce,4,1,0,0,262144,22,search\n"
+      "reduce,4,0,0,0,4096,5,search\n"
+      "reduce,4,2,0,3,4096,7,search\n"
+      "reduce,4,1,0,0,4096,9,search\n");
+  auto pooled = load_landscapes(csv.string(), table());
+  ASSERT_EQ(pooled.size(), 1u);
+  const Landscape& l = pooled[0];
+  const TuningConfig def{}, linear{1, 0, 0};
+  const auto* d = l.find(def, 262144);
+  const auto* a = l.find(linear, 262144);
+  ASSERT_TRUE(d && a);
+  EXPECT_EQ(d->repeats, (std::vector<double>{10, 12, 20, 22}));
+  EXPECT_EQ(a->repeats, d->repeats);
+  EXPECT_DOUBLE_EQ(d->truth, 16);
+  EXPECT_DOUBLE_EQ(a->truth, d->truth);
+  EXPECT_DOUBLE_EQ(l.optimum(262144), 16);
+  // At 4 KiB the default runs the chain with fan-out 0: nothing of the space to pool with.
+  EXPECT_EQ(l.find(def, 4096)->repeats, (std::vector<double>{5}));
+  EXPECT_EQ(l.find(linear, 4096)->repeats, (std::vector<double>{9}));
+
+  // Apart (session 2's scoring): the default keeps its own runs and is the optimum.
+  auto apart = load_landscapes(csv.string(), table(), false, false);
+  EXPECT_EQ(apart[0].find(def, 262144)->repeats, (std::vector<double>{10, 12}));
+  EXPECT_DOUBLE_EQ(apart[0].optimum(262144), 11);
+  EXPECT_DOUBLE_EQ(apart[0].find(linear, 262144)->truth, 21);
+
+  // Held-out truth on pooled repeats takes from both: drawn 10, 20; truth from 12, 22.
+  auto held = load_landscapes(csv.string(), table(), true);
+  EXPECT_EQ(held[0].find(def, 262144)->drawn, (std::vector<double>{10, 20}));
+  EXPECT_DOUBLE_EQ(held[0].find(linear, 262144)->truth, 17);
+  fs::remove(csv);
+}
+
+TEST(RecordedLandscape, MalformedInputNamesTheLine) {
+  const fs::path csv = write_csv("reduce,4,1,0,0,64,-3,search\n");
+  try {
+    load_landscapes(csv.string(), table());
+    ADD_FAILURE() << "a negative latency was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
+  }
+  fs::remove(csv);
+}
+
+}  // namespace
+}  // namespace colltune::bench
