@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/fixed_decision.h"
 #include "core/rng.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/kronecker_gp.h"
@@ -70,6 +71,8 @@ BayesSettings BayesSettings::from_json(const nlohmann::json& j) {
       s.budget_fraction = value.get<double>();
     else if (key == "design_fanouts")
       s.design_fanouts = value.get<bool>();
+    else if (key == "pool_default_alias")
+      s.pool_default_alias = value.get<bool>();
     else
       throw std::invalid_argument("unknown bo setting '" + key + "'");
   }
@@ -94,7 +97,8 @@ nlohmann::json BayesSettings::to_json() const {
           {"finalist_cover", finalist_cover},
           {"small_space", small_space},
           {"budget_fraction", budget_fraction},
-          {"design_fanouts", design_fanouts}};
+          {"design_fanouts", design_fanouts},
+          {"pool_default_alias", pool_default_alias}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,6 +184,32 @@ void BayesStrategy::add_warm_start_rows(
   }
 }
 
+// Per size, the default runs one configuration of the space (Open MPI's fixed decision: that
+// algorithm, segment size 0, fan-out 0): when both are measured, each gets the other's runs
+// at that size. Not for algorithms with a fan-out (fan-out 0 is not a point of the space).
+void BayesStrategy::pool_default_with_alias(
+    const std::vector<std::int64_t>& sizes,
+    std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const {
+  auto def = by_config.find(TuningConfig{});
+  if (def == by_config.end()) return;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const auto alg = fixed_decision_4_1(space_->collective(), space_->comm_size(), sizes[s]);
+    if (!alg || *alg == 0) continue;
+    const AlgorithmInfo* info = space_->algorithm_info(*alg);
+    if (!info || info->uses_fanout) continue;
+    const TuningConfig alias = space_->canonical(TuningConfig{*alg, 0, 0});
+    auto a = by_config.find(alias);
+    if (alias.is_default() || a == by_config.end()) continue;
+    auto& d_cells = def->second.second;
+    auto& a_cells = a->second.second;
+    if (s >= d_cells.size() || s >= a_cells.size()) continue;
+    std::vector<double> both = d_cells[s];
+    both.insert(both.end(), a_cells[s].begin(), a_cells[s].end());
+    d_cells[s] = both;
+    a_cells[s] = std::move(both);
+  }
+}
+
 BayesStrategy::GridView BayesStrategy::grid_view() const {
   GridView v;
   v.sizes = size_grid();
@@ -197,6 +227,7 @@ BayesStrategy::GridView BayesStrategy::grid_view() const {
     }
   }
   if (!prior_evaluations_.empty()) add_warm_start_rows(v.sizes, by_config);
+  if (settings_.pool_default_alias) pool_default_with_alias(v.sizes, by_config);
   // Data rows first (configurations with any measurement), then penalty rows.
   for (int pass = 0; pass < 2; ++pass)
     for (const auto& [config, entry] : by_config) {

@@ -28,6 +28,11 @@
 //    design is lean: one configuration per algorithm and, with design_fanouts (the default),
 //    the chain at its smallest and its largest fan-out (latin_hypercube.h cover_fanouts), no
 //    replicate of the default.
+//  - The default is not a point of its own: at each size it runs the configuration Open MPI's
+//    fixed decision picks there (that algorithm, segment size 0, fan-out 0; core/
+//    fixed_decision.h). With pool_default_alias (the default) the two share their runs at that
+//    size, so each is known from both (not for algorithms with a fan-out: fan-out 0 is not a
+//    point of the space).
 //  - Small spaces (<= small_space configurations, e.g. algorithm-only sweeps): a model cannot
 //    beat simply measuring everything there, so bo makes one pass over the space in the
 //    exhaustive strategy's order and picks like it (lowest median per size; finalists ranked
@@ -50,7 +55,7 @@
 // repeat_default (bool), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
 // final_score ("posterior", "hybrid", "median"), tie_z (0), finalist_z (1),
 // small_space (12; 0 = off), budget_fraction (0.2; 0 = off), finalist_cover (true),
-// design_fanouts (true).
+// design_fanouts (true), pool_default_alias (true).
 #pragma once
 
 #include <Eigen/Dense>
@@ -79,6 +84,7 @@ struct BayesSettings {
   int small_space = 12;
   double budget_fraction = 0.2;
   bool design_fanouts = true;
+  bool pool_default_alias = true;
 
   static BayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
   nlohmann::json to_json() const;
@@ -146,6 +152,9 @@ class BayesStrategy : public Strategy {
   // Warm start (StrategyOptions::warm_start_state): the earlier campaign's runs, used for the
   // configurations not measured yet here (see add_warm_start_rows in the .cpp).
   std::vector<Evaluation> prior_evaluations_;
+  void pool_default_with_alias(
+      const std::vector<std::int64_t>& sizes,
+      std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const;
   void add_warm_start_rows(
       const std::vector<std::int64_t>& sizes,
       std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const;

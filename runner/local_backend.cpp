@@ -7,10 +7,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/ompi_version.h"
 #include "osu/osu_command.h"
 #include "runner/mca.h"
 #include "runner/mpirun_command.h"
+#include "runner/ompi_info.h"
 #include "runner/process.h"
 
 #ifndef COLLTUNE_BUNDLED_OSU_DIR
@@ -59,20 +59,11 @@ LocalBackend::LocalBackend(LocalBackendOptions options)
 }
 
 std::string LocalBackend::ompi_version() {
-  if (!ompi_version_) {
-    auto result = run_process({options_.ompi_info, "--version"}, {.timeout_s = 30});
-    auto v = parse_ompi_version(result.stdout_text);
-    ompi_version_ = v ? v->to_string() : std::string();
-  }
+  if (!ompi_version_) ompi_version_ = query_ompi_version(options_.ompi_info);
   return *ompi_version_;
 }
 
-std::string LocalBackend::ompi_info_parsable() {
-  auto result = run_process({options_.ompi_info, "--param", "coll", "tuned", "--level", "9",
-                             "--parsable"},
-                            {.timeout_s = 60});
-  return result.succeeded() ? result.stdout_text : std::string();
-}
+std::string LocalBackend::ompi_info_parsable() { return query_coll_tuned_params(options_.ompi_info); }
 
 BackendInfo LocalBackend::describe() {
   BackendInfo info;

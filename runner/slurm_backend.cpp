@@ -21,6 +21,7 @@
 #include "runner/local_backend.h"
 #include "runner/mca.h"
 #include "runner/mpirun_command.h"
+#include "runner/ompi_info.h"
 #include "runner/process.h"
 #include "slurm/job_folder.h"
 #include "slurm/shell_quote.h"
@@ -959,19 +960,12 @@ SlurmBackend::SlurmBackend(SlurmBackendOptions options)
 }
 
 std::string SlurmBackend::local_ompi_version() {
-  if (!ompi_version_) {
-    auto result = run_process({options_.ompi_info, "--version"}, {.timeout_s = 30});
-    auto v = parse_ompi_version(result.stdout_text);
-    ompi_version_ = v ? v->to_string() : std::string();
-  }
+  if (!ompi_version_) ompi_version_ = query_ompi_version(options_.ompi_info);
   return *ompi_version_;
 }
 
 std::string SlurmBackend::ompi_info_parsable() {
-  auto result =
-      run_process({options_.ompi_info, "--param", "coll", "tuned", "--level", "9", "--parsable"},
-                  {.timeout_s = 60});
-  return result.succeeded() ? result.stdout_text : std::string();
+  return query_coll_tuned_params(options_.ompi_info);
 }
 
 bool SlurmBackend::controller_up(std::string* detail) { return client_.ping(detail); }

@@ -93,14 +93,20 @@ void EventHub::on_engine_event(std::int64_t campaign_id, const std::string& type
   {
     std::lock_guard lock(mutex_);
     published = sync_locked();
-    auto& pending = unclaimed_[campaign_id];
-    auto match = std::find_if(pending.begin(), pending.end(), [&](const Unclaimed& u) {
-      return u.type == type && u.payload == payload;
-    });
-    if (match != pending.end()) {
-      pending.erase(match);
-      if (pending.empty()) unclaimed_.erase(campaign_id);
-    } else {
+    // find, not operator[]: a transient event must not leave an empty entry behind.
+    bool durable = false;
+    if (auto entry = unclaimed_.find(campaign_id); entry != unclaimed_.end()) {
+      auto& pending = entry->second;
+      auto match = std::find_if(pending.begin(), pending.end(), [&](const Unclaimed& u) {
+        return u.type == type && u.payload == payload;
+      });
+      if (match != pending.end()) {
+        durable = true;
+        pending.erase(match);
+        if (pending.empty()) unclaimed_.erase(entry);
+      }
+    }
+    if (!durable) {
       published.push_back(push_locked(0, campaign_id, type, payload, unix_time_now()));
       changed_.notify_all();
     }
@@ -111,6 +117,11 @@ void EventHub::on_engine_event(std::int64_t campaign_id, const std::string& type
 void EventHub::forget_campaign(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
   unclaimed_.erase(campaign_id);
+}
+
+std::size_t EventHub::campaigns_tracked() const {
+  std::lock_guard lock(mutex_);
+  return unclaimed_.size();
 }
 
 void EventHub::add_listener(std::function<void(const StreamEvent&)> listener) {

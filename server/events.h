@@ -56,6 +56,9 @@ class EventHub {
   // Drops what the hub keeps for a campaign whose worker has ended (durable events no engine
   // callback claimed). Without it the hub keeps an entry per campaign ever run.
   void forget_campaign(std::int64_t campaign_id);
+  // Campaigns the hub keeps anything for (unclaimed durable events): bounded by the campaigns
+  // whose workers are running, not by every campaign ever run.
+  std::size_t campaigns_tracked() const;
 
   // Called (outside the hub's lock) for every event published, in order.
   void add_listener(std::function<void(const StreamEvent&)> listener);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/fixed_decision.h"
 #include "core/rng.h"
 #include "optimizer/bayes_strategy.h"
 #include "optimizer/latin_hypercube.h"
@@ -24,10 +25,12 @@ std::vector<std::int64_t> sizes() {
 
 // A bcast-like landscape: latency grows with size; binomial (6) best for small messages,
 // chain (2) with 64 KiB segments and 3 chains best for large ones; small segments are costly.
+// The default runs what Open MPI's fixed decision runs for bcast on 8 ranks (unsegmented).
 double truth(const TuningConfig& c, std::int64_t size) {
+  if (c.algorithm == 0)
+    return truth(TuningConfig{*fixed_decision_4_1(Collective::bcast, 8, size), 0, 0}, size);
   double base = 2.0 + size * 1e-3;
   double factor = 1.0 + 0.15 * std::abs(c.algorithm - 5);
-  if (c.algorithm == 0) factor = 1.1;
   if (c.algorithm == 6 && size <= 4096) factor = 0.7;
   if (c.algorithm == 2 && size >= 65536) factor = 0.5 + 0.05 * std::abs(c.fanout - 3);
   if (c.segsize > 0) {
@@ -126,6 +129,38 @@ TEST(BayesStrategy, NeverRepeatsAConfigurationExceptTheDefaultReplicate) {
   auto seen = run_to_done(*s, space, rng);
   for (const auto& [c, n] : seen) EXPECT_EQ(n, c.is_default() ? 2 : 1) << to_string(c);
   EXPECT_LT(seen.size(), space.size() / 2);  // stopped long before exhausting the space
+}
+
+// At 256 KiB on 4 ranks Open MPI's fixed decision runs the linear reduction: the default and
+// (1, 0, 0) are one code path, and bo gives each the other's runs.
+TEST(BayesStrategy, TheDefaultSharesItsRunsWithTheConfigurationItRuns) {
+  SearchSpace space(Collective::reduce, 4, table());
+  ASSERT_EQ(fixed_decision_4_1(Collective::reduce, 4, 262144), 1);
+  auto run = [](const TuningConfig& c, double us) {
+    Evaluation e;
+    e.config = c;
+    e.msg_sizes = {262144};
+    e.latency_us = {us};
+    return e;
+  };
+  const TuningConfig linear{1, 0, 0};
+  for (bool pool : {true, false}) {
+    StrategyOptions o = options(1);
+    o.msg_sizes = {262144};
+    o.settings = {{"pool_default_alias", pool}};
+    BayesStrategy s(space, o);
+    s.observe(run(TuningConfig{}, 40));
+    s.observe(run(linear, 10));
+    const auto picks = s.recommend();
+    ASSERT_EQ(picks.size(), 1u);
+    if (pool) {  // both are measured at 40 and 10: a tie, which the default wins
+      EXPECT_TRUE(picks[0].config.is_default()) << to_string(picks[0].config);
+      EXPECT_NEAR(picks[0].latency_us, 20, 1e-9);  // geometric middle of 40 and 10
+    } else {
+      EXPECT_EQ(picks[0].config, linear);
+      EXPECT_NEAR(picks[0].latency_us, 10, 1e-9);
+    }
+  }
 }
 
 // Without an explicit budget bo spends at most budget_fraction of the space (but at least its

@@ -184,6 +184,40 @@ TEST(DaemonEvents, EngineEventsAreDurableOnceAndTransientOtherwise) {
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].seq, seen[i - 1].seq);
 }
 
+// The hub keeps unclaimed durable events per campaign until the campaign's worker ends
+// (forget_campaign); a soak of 3,000 campaigns once found it kept them for ever.
+TEST(DaemonEvents, ForgettingACampaignDropsWhatTheHubKeptForIt) {
+  TempDir dir;
+  Store store(dir / "db");
+  EventHub hub(store);
+  std::vector<StreamEvent> seen;
+  hub.add_listener([&](const StreamEvent& e) { seen.push_back(e); });
+  std::vector<std::int64_t> campaigns;
+  for (int i = 0; i < 3; ++i) {
+    campaigns.push_back(store.create_campaign("c" + std::to_string(i), json::object(), "running"));
+    // A durable event that no engine callback claims (e.g. the worker died before it).
+    store.add_event(campaigns.back(), "job_started", {{"i", i}});
+  }
+  hub.sync();
+  EXPECT_EQ(hub.campaigns_tracked(), 3u);
+  // Transient events (no stored match) leave nothing behind.
+  const auto quiet = store.create_campaign("quiet", json::object(), "running");
+  hub.on_engine_event(quiet, "run", {{"done", 1}});
+  EXPECT_EQ(hub.campaigns_tracked(), 3u);
+  // A claimed event is dropped with its entry.
+  hub.on_engine_event(campaigns[0], "job_started", {{"i", 0}});
+  EXPECT_EQ(hub.campaigns_tracked(), 2u);
+  for (auto c : campaigns) hub.forget_campaign(c);
+  EXPECT_EQ(hub.campaigns_tracked(), 0u);
+  // After forget, a late callback for a stored event is published again, as transient: the
+  // daemon forgets a campaign only after its worker (the engine) has ended.
+  const auto before = seen.size();
+  hub.on_engine_event(campaigns[1], "job_started", {{"i", 1}});
+  ASSERT_EQ(seen.size(), before + 1);
+  EXPECT_EQ(seen.back().id, 0);
+  EXPECT_EQ(hub.campaigns_tracked(), 0u);
+}
+
 TEST(DaemonEvents, SubscriptionReplaysFromTheStoreThenGoesLive) {
   TempDir dir;
   Store store(dir / "db");

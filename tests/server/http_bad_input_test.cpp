@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "tests/server/daemon_test_support.h"
+#include "tests/server/raw_http.h"
 
 namespace colltune::testing {
 namespace {
@@ -128,37 +129,6 @@ TEST_F(HttpBadInput, ShellMetacharactersNeverRun) {
   expect_error(post("/api/v1/campaigns", spec.dump()), 400, "sizes");
   expect_error(post("/api/v1/rules/1/deploy", json{{"name", "x;touch " + marker}}.dump()), 400, "name");
   EXPECT_FALSE(std::filesystem::exists(marker));
-}
-
-// Sends raw bytes on a fresh connection and returns what the daemon answers.
-std::string raw_exchange(int port, const std::string& bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  // One answer: its headers, then Content-Length bytes (the connection may stay open).
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) {
-    answer.append(buf, static_cast<std::size_t>(n));
-    const auto end = answer.find("\r\n\r\n");
-    if (end == std::string::npos) continue;
-    std::smatch m;
-    const std::string head = answer.substr(0, end);
-    const std::regex length("Content-Length: ([0-9]+)", std::regex::icase);
-    const std::size_t body = std::regex_search(head, m, length) ? std::stoul(m[1]) : 0;
-    if (answer.size() >= end + 4 + body) break;
-  }
-  ::close(fd);
-  return answer;
 }
 
 TEST_F(HttpBadInput, HugeBodiesAreRefused) {

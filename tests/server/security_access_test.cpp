@@ -17,6 +17,7 @@
 
 #include "server/openapi.h"
 #include "tests/server/daemon_test_support.h"
+#include "tests/server/raw_http.h"
 
 namespace colltune::testing {
 namespace {
@@ -107,28 +108,6 @@ Answer call(httplib::Client& client, const std::string& method, const std::strin
   a.type = res->get_header_value("Content-Type");
   a.body = res->body;
   return a;
-}
-
-// Raw bytes on a fresh connection (paths the HTTP client would not send as they are).
-std::string raw_exchange(int port, const std::string& bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return "";
-  }
-  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::string answer;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
-    answer.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return answer;
 }
 
 // Anonymous sweep: every route but health and the API description answers 401 with a JSON

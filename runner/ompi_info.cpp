@@ -1,0 +1,20 @@
+#include "runner/ompi_info.h"
+
+#include "core/ompi_version.h"
+#include "runner/process.h"
+
+namespace colltune {
+
+std::string query_ompi_version(const std::string& ompi_info) {
+  auto result = run_process({ompi_info, "--version"}, {.timeout_s = 30});
+  auto v = parse_ompi_version(result.stdout_text);
+  return v ? v->to_string() : std::string();
+}
+
+std::string query_coll_tuned_params(const std::string& ompi_info) {
+  auto result = run_process({ompi_info, "--param", "coll", "tuned", "--level", "9", "--parsable"},
+                            {.timeout_s = 60});
+  return result.succeeded() ? result.stdout_text : std::string();
+}
+
+}  // namespace colltune
