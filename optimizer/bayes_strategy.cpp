@@ -6,7 +6,6 @@
 #include <map>
 #include <stdexcept>
 
-#include "core/fixed_decision.h"
 #include "core/rng.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/kronecker_gp.h"
@@ -184,22 +183,18 @@ void BayesStrategy::add_warm_start_rows(
   }
 }
 
-// Per size, the default runs one configuration of the space (Open MPI's fixed decision: that
-// algorithm, segment size 0, fan-out 0): when both are measured, each gets the other's runs
-// at that size. Not for algorithms with a fan-out (fan-out 0 is not a point of the space).
+// Per size, the default runs one configuration of the space (SearchSpace::default_alias): when
+// both are measured, each gets the other's runs at that size.
 void BayesStrategy::pool_default_with_alias(
     const std::vector<std::int64_t>& sizes,
     std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const {
   auto def = by_config.find(TuningConfig{});
   if (def == by_config.end()) return;
   for (std::size_t s = 0; s < sizes.size(); ++s) {
-    const auto alg = fixed_decision_4_1(space_->collective(), space_->comm_size(), sizes[s]);
-    if (!alg || *alg == 0) continue;
-    const AlgorithmInfo* info = space_->algorithm_info(*alg);
-    if (!info || info->uses_fanout) continue;
-    const TuningConfig alias = space_->canonical(TuningConfig{*alg, 0, 0});
-    auto a = by_config.find(alias);
-    if (alias.is_default() || a == by_config.end()) continue;
+    const auto alias = space_->default_alias(sizes[s]);
+    if (!alias) continue;
+    auto a = by_config.find(*alias);
+    if (a == by_config.end()) continue;
     auto& d_cells = def->second.second;
     auto& a_cells = a->second.second;
     if (s >= d_cells.size() || s >= a_cells.size()) continue;

@@ -149,15 +149,25 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
   const std::vector<double> seg_levels(seg_set.begin(), seg_set.end());
   const std::vector<double> fan_levels(fan_set.begin(), fan_set.end());
 
+  // cover_fanouts: the points each algorithm gets first, and each algorithm's fan-out levels.
+  std::map<int, int> minimum;
+  std::map<int, std::vector<double>> own_fan_levels;
+  if (options.cover_fanouts) {
+    minimum = fanout_shapes(space);
+    if (pin_default && minimum.count(0)) --minimum[0];  // the pinned default is its point
+    for (const auto& [alg, members] : by_algorithm) {
+      std::set<double> own;
+      for (int i : members) own.insert(encoded[i].fan);
+      own_fan_levels[alg].assign(own.begin(), own.end());
+    }
+  }
+
   std::vector<int> best_design;
   double best_score = -1;
   const int rounds = std::max(1, options.candidates);
   for (int round = 0; round < rounds; ++round) {
     std::vector<int> design;
     if (pin_default) design.push_back(space.index_of(TuningConfig{}));
-    std::map<int, int> minimum;
-    if (options.cover_fanouts) minimum = fanout_shapes(space);
-    if (pin_default && minimum.count(0)) --minimum[0];  // the pinned default is its point
     auto counts = algorithm_counts(by_algorithm, n - static_cast<int>(design.size()), minimum, rng);
 
     // Slots (one per design point to place) and their numeric targets.
@@ -186,9 +196,7 @@ std::vector<TuningConfig> latin_hypercube_design(const SearchSpace& space, int n
       std::map<int, std::vector<int>> slots_of;
       for (int slot : fan_slots) slots_of[slot_alg[slot]].push_back(slot);
       for (const auto& [alg, slots] : slots_of) {
-        std::set<double> own;
-        for (int i : by_algorithm.at(alg)) own.insert(encoded[i].fan);
-        const std::vector<double> levels(own.begin(), own.end());
+        const std::vector<double>& levels = own_fan_levels.at(alg);
         auto lv =
             stratified_levels(static_cast<int>(slots.size()), static_cast<int>(levels.size()), rng);
         for (std::size_t k = 0; k < slots.size(); ++k) fan_target[slots[k]] = levels[lv[k]];

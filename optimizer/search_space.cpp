@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/fixed_decision.h"
+
 namespace colltune {
 namespace {
 
@@ -81,5 +83,15 @@ int SearchSpace::index_of(const TuningConfig& config) const {
 }
 
 bool SearchSpace::contains(const TuningConfig& config) const { return index_of(config) >= 0; }
+
+std::optional<TuningConfig> SearchSpace::default_alias(std::int64_t msg_size) const {
+  const auto alg = fixed_decision_4_1(collective_, comm_size_, msg_size);
+  if (!alg || *alg == 0) return std::nullopt;
+  const AlgorithmInfo* info = algorithm_info(*alg);
+  if (!info || info->uses_fanout) return std::nullopt;
+  const TuningConfig alias = canonical(TuningConfig{*alg, 0, 0});
+  if (alias.is_default()) return std::nullopt;
+  return alias;
+}
 
 }  // namespace colltune

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/algorithm_table.h"
@@ -57,6 +58,12 @@ class SearchSpace {
   const AlgorithmTable& table() const { return *table_; }
   // Knob usage of an algorithm id of this collective; nullptr for 0 and unknown ids.
   const AlgorithmInfo* algorithm_info(int algorithm) const;
+
+  // The configuration the default (algorithm 0) runs at OSU size `msg_size`: Open MPI's fixed
+  // decision (core/fixed_decision.h), that algorithm with segment size 0 and fan-out 0, in
+  // canonical form. nullopt when it reads a fan-out (fan-out 0 is not a point of the space) or
+  // the collective has no transcribed decision. The two are one code path.
+  std::optional<TuningConfig> default_alias(std::int64_t msg_size) const;
 
  private:
   void finish();  // sort and de-duplicate points_

@@ -124,14 +124,7 @@ void SimBackend::run(const BenchmarkRequest& request, RunSink& sink, const Cance
         try {
           for (std::int64_t size : sizes) {
             const sim::Measurement m = model_->measure(request.collective, placement, config, size);
-            const double f = noise.factor(size);
-            OsuRow row;
-            row.size = size;
-            row.avg_us = m.avg_us * f;
-            row.min_us = m.min_us * f;
-            row.max_us = m.max_us * f;
-            row.iterations = request.iterations;
-            a.rows.push_back(row);
+            a.rows.push_back(sim::noisy_row(m, size, noise.factor(size), request.iterations));
             a.row_traces.push_back(join(m.trace, " -> "));
           }
         } catch (const sim::AlgorithmOutOfRange& e) {

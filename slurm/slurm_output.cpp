@@ -97,22 +97,35 @@ std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::s
   return found;
 }
 
+namespace {
+
+// The common head of squeue's and sacct's by-name lines, "id|name|state|x|workdir": a job called
+// `name` with a plain numeric id (steps such as "12.batch" and array ids are not ours).
+std::optional<NamedJob> named_job(const std::vector<std::string_view>& fields,
+                                  std::string_view name) {
+  if (fields.size() < 5 || trim(fields[1]) != name) return std::nullopt;
+  auto state = parse_job_state(fields[2]);
+  const auto id = trim(fields[0]);
+  if (!state || id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
+  NamedJob job;
+  job.job_id = std::string(id);
+  job.name = std::string(name);
+  job.state = *state;
+  job.work_dir = std::string(trim(fields[4]));
+  return job;
+}
+
+}  // namespace
+
 std::vector<NamedJob> parse_squeue_named(std::string_view stdout_text, std::string_view name) {
   std::vector<NamedJob> jobs;
   for (auto line : lines_of(stdout_text)) {
     auto fields = split(line, '|');
-    if (fields.size() < 5 || trim(fields[1]) != name) continue;
-    auto state = parse_job_state(fields[2]);
-    const auto id = trim(fields[0]);
-    if (!state || id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos)
-      continue;
-    NamedJob job;
-    job.job_id = std::string(id);
-    job.name = std::string(name);
-    job.state = *state;
-    job.reason = std::string(trim(fields[3]));
-    job.work_dir = std::string(trim(fields[4]));
-    jobs.push_back(std::move(job));
+    auto job = named_job(fields, name);
+    if (!job) continue;
+    job->reason = std::string(trim(fields[3]));
+    jobs.push_back(std::move(*job));
   }
   return jobs;
 }
@@ -121,21 +134,13 @@ std::vector<NamedJob> parse_sacct_named(std::string_view stdout_text, std::strin
   std::vector<NamedJob> jobs;
   for (auto line : lines_of(stdout_text)) {
     auto fields = split(line, '|');
-    if (fields.size() < 5 || trim(fields[1]) != name) continue;
-    auto state = parse_job_state(fields[2]);
-    const auto id = trim(fields[0]);  // steps ("12.batch") and array ids are not ours
-    if (!state || id.empty() || id.find_first_not_of("0123456789") != std::string_view::npos)
-      continue;
-    NamedJob job;
-    job.job_id = std::string(id);
-    job.name = std::string(name);
-    job.state = *state;
-    job.reason = std::string(trim(fields[2]));
-    job.exit_code = parse_job_exit_code(fields[3]);
-    job.work_dir = std::string(trim(fields[4]));
+    auto job = named_job(fields, name);
+    if (!job) continue;
+    job->reason = std::string(trim(fields[2]));
+    job->exit_code = parse_job_exit_code(fields[3]);
     // A requeued job appears more than once in the completion log: the last line wins.
-    std::erase_if(jobs, [&](const NamedJob& j) { return j.job_id == job.job_id; });
-    jobs.push_back(std::move(job));
+    std::erase_if(jobs, [&](const NamedJob& j) { return j.job_id == job->job_id; });
+    jobs.push_back(std::move(*job));
   }
   return jobs;
 }

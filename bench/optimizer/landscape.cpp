@@ -6,7 +6,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/fixed_decision.h"
 #include "optimizer/search_space.h"
 
 namespace colltune::bench {
@@ -50,13 +49,10 @@ void pool_default_with_alias(Landscape& l, const SearchSpace& space) {
   auto def = l.points.find(TuningConfig{});
   if (def == l.points.end()) return;
   for (auto& [size, point] : def->second) {
-    const auto alg = fixed_decision_4_1(l.collective, l.comm_size, size);
-    if (!alg || *alg == 0) continue;
-    const AlgorithmInfo* info = space.algorithm_info(*alg);
-    if (!info || info->uses_fanout) continue;
-    const TuningConfig alias = space.canonical(TuningConfig{*alg, 0, 0});
-    auto a = l.points.find(alias);
-    if (a == l.points.end() || alias.is_default()) continue;
+    const auto alias = space.default_alias(size);
+    if (!alias) continue;
+    auto a = l.points.find(*alias);
+    if (a == l.points.end()) continue;
     auto at = a->second.find(size);
     if (at == a->second.end()) continue;
     std::vector<double> both = point.repeats;

@@ -97,6 +97,16 @@ double NoisySampler::sample_us(Collective collective, int comm_size, const Tunin
   return model_.latency_us(collective, comm_size, config, msg_size) * run.factor(msg_size);
 }
 
+OsuRow noisy_row(const Measurement& m, std::int64_t msg_size, double factor, int iterations) {
+  OsuRow row;
+  row.size = msg_size;
+  row.avg_us = m.avg_us * factor;
+  row.min_us = m.min_us * factor;
+  row.max_us = m.max_us * factor;
+  row.iterations = iterations;
+  return row;
+}
+
 std::vector<OsuRow> NoisySampler::sample_run(Collective collective, const Placement& placement,
                                              const TuningConfig& config,
                                              const std::vector<std::int64_t>& sizes, int iterations,
@@ -105,15 +115,8 @@ std::vector<OsuRow> NoisySampler::sample_run(Collective collective, const Placem
   std::vector<OsuRow> rows;
   rows.reserve(sizes.size());
   for (std::int64_t size : sizes) {
-    const Measurement m = model_.measure(collective, placement, config, size);
-    const double f = run.factor(size);
-    OsuRow row;
-    row.size = size;
-    row.avg_us = m.avg_us * f;
-    row.min_us = m.min_us * f;
-    row.max_us = m.max_us * f;
-    row.iterations = iterations;
-    rows.push_back(row);
+    rows.push_back(noisy_row(model_.measure(collective, placement, config, size), size,
+                             run.factor(size), iterations));
   }
   return rows;
 }

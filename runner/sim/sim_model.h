@@ -79,6 +79,10 @@ class SimModel {
   mutable std::map<Key, Measurement> cache_;
 };
 
+// One OSU row from a noise-free measurement and a run's noise factor (the same factor for Avg,
+// Min and Max).
+OsuRow noisy_row(const Measurement& m, std::int64_t msg_size, double factor, int iterations);
+
 // Noisy OSU measurements from a SimModel: the profile's noise model (or another), seeded.
 // sample_us() advances the sampler's own stream: use one sampler per thread; sample_run() is
 // const and repeatable.

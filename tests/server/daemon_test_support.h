@@ -34,6 +34,15 @@ namespace colltune::testing {
 inline constexpr const char* kAdminToken = "admin-token-0123456789abcdef";
 inline constexpr const char* kViewerToken = "viewer-token-0123456789abcdef";
 
+// A client of the daemon at `url` sending `token` as its bearer token (none when empty).
+inline httplib::Client bearer_client(const std::string& url, const std::string& token = kAdminToken,
+                                     int read_timeout_s = 30) {
+  httplib::Client c(url);
+  if (!token.empty()) c.set_default_headers({{"Authorization", std::string("Bearer ") + token}});
+  c.set_read_timeout(read_timeout_s);
+  return c;
+}
+
 class TempDir {
  public:
   TempDir() {
@@ -89,10 +98,7 @@ class InProcessDaemon {
   std::string url() const { return daemon_->url(); }
 
   httplib::Client client(const std::string& token = kAdminToken) const {
-    httplib::Client c(daemon_->url());
-    if (!token.empty()) c.set_default_headers({{"Authorization", std::string("Bearer ") + token}});
-    c.set_read_timeout(30);
-    return c;
+    return bearer_client(daemon_->url(), token);
   }
 
  private:

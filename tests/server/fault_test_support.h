@@ -46,10 +46,8 @@ inline void report_fault(const std::string& injected, const std::string& count,
 }
 
 inline httplib::Client fault_client(const std::string& url, int read_timeout_s = 30) {
-  httplib::Client c(url);
-  c.set_default_headers({{"Authorization", std::string("Bearer ") + kAdminToken}});
-  c.set_connection_timeout(2);
-  c.set_read_timeout(read_timeout_s);
+  auto c = bearer_client(url, kAdminToken, read_timeout_s);
+  c.set_connection_timeout(2);  // a daemon that is down answers at once
   return c;
 }
 

@@ -63,12 +63,7 @@ class RealDaemon {
   const std::string& url() const { return url_; }
   int port() const { return std::stoi(url_.substr(url_.rfind(':') + 1)); }
   std::string log() const { return process_->log(); }
-  httplib::Client client(const std::string& token = "") const {
-    httplib::Client c(url_);
-    if (!token.empty()) c.set_default_headers({{"Authorization", std::string("Bearer ") + token}});
-    c.set_read_timeout(30);
-    return c;
-  }
+  httplib::Client client(const std::string& token = "") const { return bearer_client(url_, token); }
 
  private:
   TempDir dir_;

@@ -60,13 +60,6 @@ json slurm_campaign_spec(int budget, int batch_size) {
           {"seed", 5}};
 }
 
-httplib::Client admin(const std::string& url) {
-  httplib::Client c(url);
-  c.set_default_headers({{"Authorization", std::string("Bearer ") + kAdminToken}});
-  c.set_read_timeout(30);
-  return c;
-}
-
 httplib::Headers viewer_headers() {
   return {{"Authorization", std::string("Bearer ") + kViewerToken}};
 }
@@ -120,7 +113,7 @@ TEST(SlurmDaemon, CampaignOverRestFollowedBySseToVerifiedRules) {
   DaemonProcess daemon(COLLTUNE_BINARY, write_slurm_config(dir), dir / "daemon.log");
   const std::string url = daemon.start();
   const auto started = std::chrono::steady_clock::now();
-  auto client = admin(url);
+  auto client = bearer_client(url);
 
   std::int64_t id = 0;
   std::thread creator([&] {
@@ -172,7 +165,7 @@ TEST(SlurmDaemon, KillNineDuringASlurmJobReattachesAndSubmitsNothingTwice) {
   const std::string config = write_slurm_config(dir);
   DaemonProcess daemon(COLLTUNE_BINARY, config, dir / "daemon.log");
   const std::string url = daemon.start();
-  auto client = admin(url);
+  auto client = bearer_client(url);
 
   // A search batch of 6 runs (a few seconds in one job): the kill lands after its first run is
   // stored, while the job still runs.
@@ -204,7 +197,7 @@ TEST(SlurmDaemon, KillNineDuringASlurmJobReattachesAndSubmitsNothingTwice) {
   // Restart on the same store: the campaign goes on by itself.
   DaemonProcess restarted(COLLTUNE_BINARY, config, dir / "daemon2.log");
   const std::string url2 = restarted.start();
-  auto client2 = admin(url2);
+  auto client2 = bearer_client(url2);
   auto campaign = wait_for_state(client2, id, {"done", "failed"}, std::chrono::seconds(400));
   ASSERT_EQ(campaign.value("state", ""), "done") << campaign.dump(2) << restarted.log();
   EXPECT_EQ(WEXITSTATUS(restarted.stop(SIGTERM)), 0);
