@@ -47,6 +47,12 @@ struct TuneArgs {
   std::string report_out;
   std::int64_t resume = 0;
   bool no_verify = false;
+  // Which flags the command line gave explicitly (a resume refuses those that would change
+  // what the campaign was created with).
+  bool backend_given = false;
+  bool backend_settings_given = false;
+  bool rules_out_given = false;
+  bool report_out_given = false;
 };
 
 CancelFlag* g_cancel = nullptr;
@@ -75,16 +81,87 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (!out.flush()) throw std::runtime_error("failed writing " + path);
 }
 
-int run_tune(const TuneArgs& args) {
+// The backend and outputs a campaign runs with. A new campaign takes them from the flags; a
+// resumed one from what its launch stored (store.campaign_launch), so that `tune --resume ID`
+// continues on the backend, settings and files it was created with whatever the resume command
+// says. Flags that would change them are refused with the reason; the output paths may be
+// overridden explicitly.
+struct Launch {
+  std::string backend;
   nlohmann::json backend_settings = nlohmann::json::object();
-  if (!args.backend_config.empty()) backend_settings = read_json_file(args.backend_config);
-  if (!args.osu_dir.empty()) backend_settings["osu_dir"] = args.osu_dir;
-  if (!args.profile.empty()) backend_settings["profile"] = args.profile;
-  if (!args.dataset.empty()) backend_settings["dataset"] = args.dataset;
-  auto backend = make_backend(args.backend, backend_settings);
+  std::string rules_out;
+  std::string report_out;
 
+  nlohmann::json to_json() const {
+    return {{"backend", backend},
+            {"backend_settings", backend_settings},
+            {"rules_out", rules_out},
+            {"report_out", report_out}};
+  }
+};
+
+Launch launch_from_flags(const TuneArgs& args) {
+  Launch launch;
+  launch.backend = args.backend;
+  if (!args.backend_config.empty()) launch.backend_settings = read_json_file(args.backend_config);
+  if (!args.osu_dir.empty()) launch.backend_settings["osu_dir"] = args.osu_dir;
+  if (!args.profile.empty()) launch.backend_settings["profile"] = args.profile;
+  if (!args.dataset.empty()) launch.backend_settings["dataset"] = args.dataset;
+  launch.rules_out = args.rules_out;
+  launch.report_out = args.report_out;
+  return launch;
+}
+
+Launch launch_for_resume(Store& store, const TuneArgs& args, const CampaignRecord& campaign) {
+  const std::string id = std::to_string(campaign.id);
+  const std::string stored_backend = campaign.spec.value("backend", "");
+  if (args.backend_given && args.backend != stored_backend)
+    throw std::invalid_argument("campaign " + id + " runs on backend '" + stored_backend +
+                                "'; it cannot be resumed on '" + args.backend +
+                                "' (drop --backend to resume it where it was created)");
+  const auto stored = store.campaign_launch(campaign.id);
+  Launch launch;
+  if (!stored) {
+    // A campaign the daemon created, or one from a store older than launch records: its
+    // backend comes from the spec and its settings from these flags.
+    launch = launch_from_flags(args);
+    launch.backend = stored_backend;
+    return launch;
+  }
+  launch.backend = stored->value("backend", stored_backend);
+  launch.backend_settings = stored->value("backend_settings", nlohmann::json::object());
+  launch.rules_out = stored->value("rules_out", args.rules_out);
+  launch.report_out = stored->value("report_out", std::string());
+  if (args.backend_settings_given) {
+    const nlohmann::json wanted = launch_from_flags(args).backend_settings;
+    if (wanted != launch.backend_settings)
+      throw std::invalid_argument(
+          "campaign " + id + " was created with backend settings " +
+          launch.backend_settings.dump() + "; the resume command asks for " + wanted.dump() +
+          " (drop --backend-config/--osu-dir/--profile/--dataset to resume as created)");
+  }
+  if (args.rules_out_given) launch.rules_out = args.rules_out;
+  if (args.report_out_given) launch.report_out = args.report_out;
+  return launch;
+}
+
+int run_tune(const TuneArgs& args) {
   Store store(args.db);
   std::int64_t campaign_id = args.resume;
+  Launch launch;
+  if (campaign_id == 0) {
+    launch = launch_from_flags(args);
+  } else {
+    const auto campaign = store.campaign(campaign_id);
+    if (!campaign)
+      throw std::invalid_argument("no campaign " + std::to_string(campaign_id) + " in " + args.db);
+    launch = launch_for_resume(store, args, *campaign);
+    std::fprintf(stderr, "colltune: resuming campaign %lld on backend %s as created\n",
+                 static_cast<long long>(campaign_id), launch.backend.c_str());
+  }
+  const nlohmann::json& backend_settings = launch.backend_settings;
+  auto backend = make_backend(launch.backend, backend_settings);
+
   if (campaign_id == 0) {
     nlohmann::json spec_json = {
         {"backend", args.backend},           {"sizes", args.sizes},
@@ -103,8 +180,7 @@ int run_tune(const TuneArgs& args) {
     if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
       throw std::invalid_argument("unknown strategy '" + spec.strategy + "'");
     campaign_id = CampaignEngine::create_campaign(store, spec);
-  } else if (!store.campaign(campaign_id)) {
-    throw std::invalid_argument("no campaign " + std::to_string(campaign_id) + " in " + args.db);
+    store.set_campaign_launch(campaign_id, launch.to_json());
   }
 
   const BackendInfo info = backend->describe();
@@ -153,13 +229,13 @@ int run_tune(const TuneArgs& args) {
 
   // The rules file: written for the target's Open MPI, validated, verified, re-measured.
   RulesStageOptions rules_options;
-  rules_options.rules_path = args.rules_out;
+  rules_options.rules_path = launch.rules_out;
   rules_options.work_dir = args.db + ".work";
   rules_options.verify = !args.no_verify;
   rules_options.remeasure_rounds = args.final_repeats;
   // What the rules depend on, stored with them so `colltune retune --if-changed` can compare.
   try {
-    rules_options.fingerprint = backend_fingerprint(args.backend, backend_settings, *backend);
+    rules_options.fingerprint = backend_fingerprint(launch.backend, backend_settings, *backend);
   } catch (const std::exception& e) {
     spdlog::warn("no fingerprint recorded with the rules: {}", e.what());
   }
@@ -168,7 +244,7 @@ int run_tune(const TuneArgs& args) {
     rules_options.format = spec.rules_format;
     rules_options.verify = rules_options.verify && spec.verify;
   }
-  std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", args.rules_out.c_str(),
+  std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", launch.rules_out.c_str(),
                backend->name().c_str());
   JobExecutor executor(store, *backend, [&](const std::string& type, const nlohmann::json& p) {
     progress.on_event(type, p);
@@ -197,8 +273,8 @@ int run_tune(const TuneArgs& args) {
   store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
-  if (!args.report_out.empty()) write_text_file(args.report_out, report.dump(2) + "\n");
-  std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", args.rules_out.c_str(),
+  if (!launch.report_out.empty()) write_text_file(launch.report_out, report.dump(2) + "\n");
+  std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", launch.rules_out.c_str(),
                rules.format.c_str(), rules.validation_text.c_str());
   if (!rules.validation_text.empty() && rules.validation_text.back() != '\n')
     std::fputc('\n', stdout);
@@ -272,7 +348,13 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--report-out", args->report_out, "Report JSON to write");
   cmd->add_option("--resume", args->resume, "Resume campaign ID from --db");
   cmd->add_flag("--no-verify", args->no_verify, "Skip verification of the rules file");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
+    args->backend_given = cmd->count("--backend") > 0;
+    args->backend_settings_given = cmd->count("--backend-config") + cmd->count("--osu-dir") +
+                                       cmd->count("--profile") + cmd->count("--dataset") >
+                                   0;
+    args->rules_out_given = cmd->count("--rules-out") > 0;
+    args->report_out_given = cmd->count("--report-out") > 0;
     int rc = run_tune(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });

@@ -88,6 +88,13 @@ CREATE TABLE events (
 );
 )SQL";
 
+constexpr const char* kSchemaV2 = R"SQL(
+CREATE TABLE campaign_launch (
+  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id) ON DELETE CASCADE,
+  launch TEXT NOT NULL
+);
+)SQL";
+
 nlohmann::json parse_json_column(const std::string& text) {
   if (text.empty()) return nullptr;
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -191,7 +198,31 @@ void Store::migrate() {
     tx.commit();
     version = 1;
   }
-  // Future migrations: if (version == 1) { ...; set_user_version(2); }
+  if (version == 1) {
+    // v2: how a foreground `colltune tune` launched a campaign (backend settings, outputs), so
+    // that `tune --resume` restores it instead of rebuilding it from the resume command's flags.
+    sql::Transaction tx(db_);
+    db_.exec_script(kSchemaV2);
+    db_.set_user_version(2);
+    tx.commit();
+    version = 2;
+  }
+}
+
+void Store::set_campaign_launch(std::int64_t campaign_id, const nlohmann::json& launch) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("INSERT OR REPLACE INTO campaign_launch (campaign_id, launch) VALUES (?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, launch.dump())
+      .exec();
+}
+
+std::optional<nlohmann::json> Store::campaign_launch(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT launch FROM campaign_launch WHERE campaign_id = ?");
+  s.bind(1, campaign_id);
+  if (!s.step()) return std::nullopt;
+  return parse_json_column(s.text(0));
 }
 
 std::int64_t Store::create_campaign(const std::string& name, const nlohmann::json& spec,

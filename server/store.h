@@ -96,7 +96,7 @@ class Store {
   // sql::Error when the file is not a colltune database or is newer than this build.
   explicit Store(const std::string& path);
 
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   const std::string& path() const { return db_.path(); }
 
   // Campaigns.
@@ -116,6 +116,11 @@ class Store {
   std::vector<CampaignRecord> campaigns(const std::string& state = "", int limit = 100,
                                         int offset = 0);
   std::int64_t count_campaigns(const std::string& state = "");
+  // How a foreground `colltune tune` launched a campaign: {"backend", "backend_settings",
+  // "rules_out", "report_out"}; stored once at creation so that a resume restores it. Campaigns
+  // created through the daemon have none (the daemon's config names their backend settings).
+  void set_campaign_launch(std::int64_t campaign_id, const nlohmann::json& launch);
+  std::optional<nlohmann::json> campaign_launch(std::int64_t campaign_id);
 
   // Contexts.
   std::int64_t add_context(std::int64_t campaign_id, Collective collective, int comm_size,

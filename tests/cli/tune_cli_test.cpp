@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <fstream>
 #include <thread>
 
@@ -148,6 +149,123 @@ TEST_F(TuneCliTest, CtrlCKeepsMeasurementsAndResumeFinishesWithoutDuplicates) {
   }
   EXPECT_EQ(search_runs, 8);
   EXPECT_GE(store.count_runs(1), kept);
+}
+
+// Splits the "Resume with: colltune tune ..." hint of an interrupted run into argv, with the
+// binary under test in place of "colltune".
+std::vector<std::string> resume_hint_argv(const std::string& stderr_text) {
+  const std::string marker = "Resume with: ";
+  const auto at = stderr_text.find(marker);
+  if (at == std::string::npos) return {};
+  std::istringstream line(stderr_text.substr(at + marker.size(),
+                                             stderr_text.find('\n', at) - at - marker.size()));
+  std::vector<std::string> argv;
+  for (std::string word; line >> word;) argv.push_back(word);
+  if (!argv.empty() && argv[0] == "colltune") argv[0] = COLLTUNE_BINARY;
+  return argv;
+}
+
+// A sim campaign interrupted with Ctrl-C, then the printed hint run as it is: the campaign
+// finishes on the sim backend with its settings and writes the files it was created with (the
+// hint names only --db and --resume; before launch records it resumed on the local backend and
+// started `mpirun -np 576`).
+TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
+  const auto db = (dir_ / "sim.db").string();
+  {
+    std::ofstream cfg(dir_ / "sim.json");
+    cfg << R"({"pace": 0.05, "seed": 7})";
+  }
+  std::vector<std::string> args = {
+      COLLTUNE_BINARY, "tune",  "--backend", "sim", "--profile", "pise",
+      "--backend-config", (dir_ / "sim.json").string(), "--np", "576",
+      "--collectives", "bcast,allreduce", "--sizes", "4:64K", "--strategy", "random",
+      "--budget", "12", "--batch-size", "2", "--final-repeats", "2", "--db", db,
+      "--rules-out", (dir_ / "sim-rules.conf").string(),
+      "--report-out", (dir_ / "sim-report.json").string()};
+  const auto err_path = dir_ / "stderr.txt";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_WRONLY);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(devnull, 1);
+    ::dup2(err, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  std::int64_t runs_before = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(db)) continue;
+    try {
+      Store probe(db);
+      runs_before = probe.count_runs(1);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (runs_before >= 2) break;
+  }
+  ASSERT_GE(runs_before, 2);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream err_in(err_path);
+  const std::string err_text((std::istreambuf_iterator<char>(err_in)),
+                             std::istreambuf_iterator<char>());
+  const auto hint = resume_hint_argv(err_text);
+  ASSERT_FALSE(hint.empty()) << err_text;
+  ASSERT_FALSE(fs::exists(dir_ / "sim-rules.conf"));
+
+  // The hint as printed, from another folder: nothing but --db and --resume.
+  auto r = run_process(hint, {.cwd = fs::temp_directory_path().string(), .timeout_s = 300});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  EXPECT_NE(r.stderr_text.find("on backend sim"), std::string::npos) << r.stderr_text;
+  Store store(db);
+  EXPECT_EQ(store.campaign(1)->state, "done");
+  for (const auto& job : store.jobs(1)) EXPECT_EQ(job.backend, "sim") << job.tag;
+  for (const auto& ctx : store.contexts(1))
+    for (const auto& run : store.runs_of_context(ctx.id))
+      ASSERT_EQ(run.provenance.backend, "sim") << "a run of the resumed sim campaign ran elsewhere";
+  // The outputs the campaign was created with.
+  EXPECT_TRUE(fs::exists(dir_ / "sim-rules.conf"));
+  EXPECT_TRUE(fs::exists(dir_ / "sim-report.json"));
+}
+
+TEST_F(TuneCliTest, ResumeOnAnotherBackendOrWithOtherSettingsIsRefused) {
+  const auto db = (dir_ / "r.db").string();
+  auto created = run_process({COLLTUNE_BINARY, "tune", "--backend", "sim", "--profile", "pise",
+                              "--np", "8", "--collectives", "bcast", "--sizes", "4:64",
+                              "--strategy", "random", "--budget", "2", "--final-repeats", "1",
+                              "--db", db, "--rules-out", (dir_ / "r.conf").string()},
+                             {.timeout_s = 120});
+  ASSERT_EQ(created.exit_code, 0) << created.stderr_text;
+  std::int64_t runs = 0;
+  {
+    Store store(db);
+    store.set_campaign_state(1, "paused", "test");
+    runs = store.count_runs(1);
+  }
+  auto local = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "local", "--db", db, "--resume", "1"},
+      {.timeout_s = 60});
+  EXPECT_NE(local.exit_code, 0);
+  EXPECT_NE(local.stderr_text.find("runs on backend 'sim'; it cannot be resumed on 'local'"),
+            std::string::npos)
+      << local.stderr_text;
+  auto profile = run_process(
+      {COLLTUNE_BINARY, "tune", "--profile", "hpc64x128", "--db", db, "--resume", "1"},
+      {.timeout_s = 60});
+  EXPECT_NE(profile.exit_code, 0);
+  EXPECT_NE(profile.stderr_text.find("was created with backend settings"), std::string::npos)
+      << profile.stderr_text;
+  Store store(db);
+  EXPECT_EQ(store.count_runs(1), runs);
 }
 
 TEST_F(TuneCliTest, RejectsBadArgumentsClearly) {
