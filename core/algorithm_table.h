@@ -1,6 +1,6 @@
 // Which coll_tuned algorithms an Open MPI installation has, and which knobs each one really
-// reads (coll-tuned.md §2, §2.9). Built from `ompi_info --param coll tuned --level 9 --parsable`
-// text when available, with the built-in Open MPI 4.1.x table as fallback.
+// reads (docs/reference/open-mpi-rules.md §2, §2.9). Built from `ompi_info --param coll tuned
+// --level 9 --parsable` text when available, with the built-in Open MPI 4.1.x table as fallback.
 #pragma once
 
 #include <map>

@@ -50,8 +50,8 @@ std::vector<Collective> parse_collective_list(std::string_view text);
 bool has_message_size(Collective c);
 
 // The message-size key Open MPI 4.1.4's dynamic rules lookup uses for an OSU size S at
-// communicator size P (coll-tuned.md §1.5): S*P for allgather, alltoall, gather, scatter and
-// reduce_scatter_block; 0 for barrier and alltoallv; S otherwise.
+// communicator size P (docs/reference/open-mpi-rules.md §1.5): S*P for allgather, alltoall, gather,
+// scatter and reduce_scatter_block; 0 for barrier and alltoallv; S otherwise.
 std::int64_t rules_key_for_osu_size(Collective c, std::int64_t osu_size, int comm_size);
 
 // The OSU size whose rules key is `key` (inverse of rules_key_for_osu_size, rounding down).

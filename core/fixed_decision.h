@@ -1,5 +1,6 @@
 // Open MPI 4.1.x's compiled-in ("fixed") algorithm choice, transcribed from
-// ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (coll-tuned.md §3; 5.0.x is identical).
+// ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (docs/reference/open-mpi-rules.md §3; 5.0.x is
+// identical).
 // This is what runs when no rule applies or a rule says algorithm 0. The fixed decision always
 // passes segment size 0 and fan-out 0.
 #pragma once

@@ -1,7 +1,7 @@
 // What one OSU run costs in benchmark time, from what it measured: per message size, average
 // latency x (iterations + warm-up iterations), plus a fixed launch overhead for the job.
 // Defaults are OMB's (1000 iterations and 200 warm-ups up to 8 KiB, 100 and 10 above) and the
-// ~0.4 s MPI start-up/teardown measured on this machine (reference/osu.md).
+// ~0.4 s MPI start-up/teardown measured on this machine (docs/reference/osu-benchmarks.md §5.1).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Parsed output of one OSU Micro-Benchmarks collective latency run (OMB 5.x-7.x, and our
-// bundled colltune-osu-bench, which prints the same bytes). See ../shared/reference/osu.md §4.2.
+// bundled colltune-osu-bench, which prints the same bytes); format:
+// docs/reference/osu-benchmarks.md §3.
 //
 // The parser never invents a number: every value comes from a data line; anything it cannot
 // account for is an error with a line number.

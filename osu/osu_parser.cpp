@@ -1,4 +1,5 @@
-// Parser for OSU Micro-Benchmarks collective latency output (osu.md §4.2, §4.3).
+// Parser for OSU Micro-Benchmarks collective latency output
+// (docs/reference/osu-benchmarks.md §3, §4).
 //
 // Line classes, checked in this order on every stdout line:
 //   1. fatal signatures (Open MPI abort banners, OSU error messages, DATA VALIDATION ERROR):

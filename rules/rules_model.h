@@ -1,6 +1,6 @@
 // The content of a coll_tuned dynamic rules file, independent of its on-disk format:
-// collective -> communicator-size blocks -> message-size rules (coll-tuned.md §1.2-§1.3), and
-// the lookups Open MPI performs on it.
+// collective -> communicator-size blocks -> message-size rules (docs/reference/open-mpi-rules.md
+// §1.2-§1.3), and the lookups Open MPI performs on it.
 //
 // Meaning of the model (Open MPI 4.1.x / 5.0.x semantics, which every writer preserves):
 // - A collective's blocks are scanned in order; the block used for a communicator of P ranks is

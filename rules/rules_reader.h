@@ -1,5 +1,6 @@
 // Reads a coll_tuned dynamic rules file exactly as a given Open MPI release does, and reports
-// whether that release loads it or silently ignores it (coll-tuned.md §1.2, §1.4, §1.8).
+// whether that release loads it or silently ignores it (docs/reference/open-mpi-rules.md §1.2,
+// §1.4, §1.8).
 //
 // The classic reader is a line-by-line port of ompi_coll_tuned_read_rules_config_file() and
 // ompi_coll_base_file_getnext_long() (4.1.4; 4.1.8/5.0.7 for the header and MAXREQ; main for

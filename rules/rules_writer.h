@@ -1,4 +1,5 @@
-// Writes a RulesModel in the format a given Open MPI release reads (coll-tuned.md §1.4):
+// Writes a RulesModel in the format a given Open MPI release reads
+// (docs/reference/open-mpi-rules.md §1.4):
 // - classic_v1: 4.1.0-4.1.7 and 5.0.0-5.0.6. No header, 4 decimal integers per rule, '#'
 //   comments. Cannot express max_requests.
 // - classic_v2: 4.1.8+ and 5.0.7+. "rule-file-version-2" as the very first line, 5 integers

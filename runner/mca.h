@@ -16,7 +16,8 @@ std::map<std::string, std::string> base_mca();
 
 // Forces `config` for `collective`: coll_tuned_use_dynamic_rules 1 and
 // coll_tuned_<coll>_algorithm[_segmentsize|_chain_fanout] (only the knobs the algorithm reads;
-// coll-tuned.md §B.2). The default decision (algorithm 0) sets no forcing parameter.
+// docs/reference/open-mpi-rules.md §B.2). The default decision (algorithm 0) sets no forcing
+// parameter.
 std::map<std::string, std::string> mca_for_config(Collective collective,
                                                   const TuningConfig& config);
 

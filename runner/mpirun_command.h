@@ -13,7 +13,7 @@ struct MpirunSettings {
   int np = 4;
   int ppn = 0;                   // ranks per node (--map-by ppr:N:node); 0 = mpirun's default
   bool oversubscribe = false;    // more ranks than cores
-  bool yield_when_idle = false;  // mandatory when ranks exceed cores (slurm-local.md §A.5)
+  bool yield_when_idle = false;  // ranks > cores: docs/reference/slurm-single-node.md §5
   bool allow_run_as_root = false;
   std::vector<std::string> extra_args;  // admin-provided, passed verbatim as separate argv items
 };

@@ -13,9 +13,9 @@
 //   nodes       optional; when present it must match the request's node count  (alias: nnodes)
 //   min_latency_us, max_latency_us, iterations          optional (-f columns)
 // Repeated rows of one cell are repeats. Knobs an algorithm does not read are ignored when
-// matching (binomial seg 0 fan-out 3 == binomial seg 0). The shared ORNL landscape
-// (datasets/ompi-coltune-summit-peak/landscape_long.csv) loads as is with a `where` filter on
-// its `dataset` column.
+// matching (binomial seg 0 fan-out 3 == binomial seg 0). The ORNL landscape
+// (landscape_long.csv of the Summit/Peak sweeps, tests/data/ornl) loads as is with a `where` filter
+// on its `dataset` column.
 //
 // Repeat r of a configuration reads recorded repeat perm[r mod n] of each cell, perm being a
 // permutation of the n recorded repeats drawn from (seed, tag, configuration): repeatable, and

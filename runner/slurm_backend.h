@@ -1,9 +1,9 @@
 // Runs a batch on a Slurm cluster: the whole batch becomes ONE sbatch job whose script runs every
 // (configuration, repeat) back to back (a job costs 0.5-0.7 s on top of its runs here,
-// bench/README.md "Slurm"; slurm-local.md §A.3.7). Each run writes its own files in a job folder on
-// a filesystem shared with the compute nodes (slurm/job_folder.h); the backend polls squeue (with
-// back-off, falling back to sacct / `sacct -c` once squeue forgets the job) and the folder, and
-// reports each run as soon as its files are complete.
+// bench/README.md "Slurm"; docs/reference/slurm-single-node.md §3.7). Each run writes its own files
+// in a job folder on a filesystem shared with the compute nodes (slurm/job_folder.h); the backend
+// polls squeue (with back-off, falling back to sacct / `sacct -c` once squeue forgets the job) and
+// the folder, and reports each run as soon as its files are complete.
 //
 // Faults: a run that exits non-zero is tried again inside the job (BatchScriptSpec::attempts);
 // failing twice the same way it is reported failed with that reason. A job that dies through no

@@ -1,6 +1,7 @@
 // The sbatch script of one batch: every benchmark run of the batch, one after the other, in one
-// Slurm job (per-job overhead is about 1 s, a run about 0.5 s: slurm-local.md §A.3.7). Each run
-// writes its own files in the job folder (job_folder.h), so a crash loses only that run.
+// Slurm job (per-job overhead is about 1 s, a run about 0.5 s: docs/reference/slurm-single-node.md
+// §3.7). Each run writes its own files in the job folder (job_folder.h), so a crash loses only that
+// run.
 //
 // Every value is quoted with shell_quote or validated before it reaches the script; the
 // launcher command lines arrive as argv vectors and are never re-split.
@@ -16,7 +17,8 @@ namespace colltune::slurm {
 
 // When to export OMPI_MCA_mpi_yield_when_idle=1. Inside an allocation mpirun/srun see the
 // granted slots, not the hardware cores, and busy-poll: a 4-rank run on 2 cores is then ~100x
-// slower (slurm-local.md §A.5). `automatic` compares ranks per node with `nproc` on the node.
+// slower (docs/reference/slurm-single-node.md §5). `automatic` compares ranks per node with `nproc`
+// on the node.
 enum class YieldPolicy { automatic, always, never };
 
 struct ScriptRun {

@@ -1,5 +1,5 @@
 // Slurm job states as squeue, sacct and scontrol print them, and what each one means for the
-// runs of a batch (slurm-local.md §A.4).
+// runs of a batch (docs/reference/slurm-single-node.md §4).
 #pragma once
 
 #include <optional>

@@ -9,8 +9,12 @@ alg_id, segsize = 0 (the sweep never segmented). fanout = 4 for the chain algori
 reduce 2), the chain fan-out default those forced runs used; 0 elsewhere. Barrier (no message
 size) is skipped. Standard library only.
 
-Example (what bench/data/ornl-peak.csv was made with):
-  python3 bench/optimizer/convert_ornl.py --dataset peak-2020-05 \
+--input is the sweep's landscape_long.csv: the complete table built from the raw outputs of
+github.com/naughtont3/ompi-collectives-tuning (provenance: bench/data/README.md), or the subset
+kept in tests/data/ornl/landscape_long.csv (2 and 16 ranks only).
+
+Example (what bench/data/ornl-peak.csv was made with, from the complete table):
+  python3 bench/optimizer/convert_ornl.py --input landscape_long.csv --dataset peak-2020-05 \
       --collectives bcast,reduce,allreduce,gather,allgather,alltoall,scatter \
       --ranks 16,128,512 --output bench/data/ornl-peak.csv
 """
@@ -18,13 +22,13 @@ import argparse
 import csv
 import sys
 
-DEFAULT_INPUT = "/work/shared/datasets/ompi-coltune-summit-peak/landscape_long.csv"
 CHAIN = {("bcast", 2), ("reduce", 2)}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--input", default=DEFAULT_INPUT)
+    ap.add_argument("--input", required=True,
+                    help="landscape_long.csv of the ORNL sweeps (e.g. tests/data/ornl/landscape_long.csv)")
     ap.add_argument("--output", required=True)
     ap.add_argument("--dataset", default="peak-2020-05",
                     help="summit-2020-05, peak-2020-05 or peak-pr7730-2020-05-26")

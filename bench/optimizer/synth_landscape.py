@@ -2,9 +2,9 @@
 """SYNTHETIC landscape generator: latencies for the full Open MPI 4.1.4 coll_tuned knob space
 (algorithm x segment size x chain fan-out), written in the landscape format read by
 colltune-bench-optimizer. Not measured data: a cost model shaped like what this machine shows
-(reference/osu.md: 4 ranks on 2 cores; small segments 5-20x slower; per-size run-to-run CV
-from the measured table), meant for developing and testing the optimiser until measured
-landscapes exist.
+(docs/reference/osu-benchmarks.md §5: 4 ranks on 2 cores; small segments 5-20x slower;
+per-size run-to-run CV from the measured table), meant for developing and testing the optimiser
+until measured landscapes exist.
 
 Model, per (algorithm, segment size, fan-out, message size m, P ranks):
   - a LogGP-like cost: alpha per message, beta per byte, gamma per segment per hop, delta per
@@ -14,8 +14,9 @@ Model, per (algorithm, segment size, fan-out, message size m, P ranks):
   - a smooth random per-algorithm distortion (about +-15 %, correlated across sizes), so the
     landscape is not exactly the model;
   - the default decision (id 0) follows the 4.1.4 fixed rules for bcast/reduce (segsize 0);
-  - repeats: multiplicative log-normal noise with the per-size CV of osu.md (-i 1000 column,
-    interpolated on log2 size), or --noise low (2-5 %), plus 3 % outliers x1.3-1.8.
+  - repeats: multiplicative log-normal noise with the per-size CV of
+    docs/reference/osu-benchmarks.md §5.2 (-i 1000 column, interpolated on log2 size), or
+    --noise low (2-5 %), plus 3 % outliers x1.3-1.8.
 The noiseless model value is in the extra column model_latency_us (first repeat only), for
 analysis; the benchmark ignores it and scores against the median of the repeats.
 The search space is the one colltune's SearchSpace builds for 4.1.4 at P (fan-outs clamped to
@@ -34,7 +35,7 @@ import random
 
 SEGS = [0, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
 FANOUTS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
-# osu.md, OMB 7.0 at 4 ranks on 2 cores, -i 1000 -x 200: CV per size.
+# docs/reference/osu-benchmarks.md §5.2, OMB 7.0 at 4 ranks on 2 cores, -i 1000 -x 200: CV per size.
 OSU_CV = [(4, .466), (64, .375), (256, .382), (512, .296), (1024, .296), (4096, .139),
           (8192, .071), (16384, .038), (32768, .033), (65536, .076), (131072, .065),
           (262144, .10), (524288, .041), (1048576, .20)]

@@ -1,5 +1,5 @@
 // Command line of colltune-osu-bench, the bundled OSU Micro-Benchmarks-compatible collective
-// latency benchmark (see ../../../shared/reference/osu.md §4.1-4.3).
+// latency benchmark (see docs/reference/osu-benchmarks.md §1-§4).
 //
 // The command line is OMB 5.6.2's for blocking collectives (-m, -i, -x, -f, -M, -h, -v) plus
 // OMB 7.x's -T TYPE and OMB 6.x's -c (validation). The collective comes from the program name

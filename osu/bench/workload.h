@@ -1,5 +1,5 @@
 // The MPI call each OSU collective latency test times, with OMB's buffers and arguments
-// (osu.md §4.1 "Workload each benchmark actually runs"):
+// (docs/reference/osu-benchmarks.md §2 "The workload each benchmark runs"):
 //   bcast                      root 0, count elements (MPI_CHAR x size by default)
 //   gather/scatter             root 0, count per rank; root buffer size*P
 //   allgather/alltoall         count per rank; buffers size*P

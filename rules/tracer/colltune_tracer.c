@@ -1,6 +1,6 @@
 /*
  * colltune algorithm tracer: an LD_PRELOAD interposer that records which coll/base algorithm
- * functions of Open MPI 4.1.x really ran (coll-tuned.md §B.3).
+ * functions of Open MPI 4.1.x really ran (docs/reference/open-mpi-rules.md §B.3).
  *
  * mca_coll_tuned.so calls the exported ompi_coll_base_<coll>_intra_<alg> functions of
  * libmpi.so.40 through its PLT, so a preloaded library that defines the same symbols sees

@@ -1,7 +1,7 @@
 // Builds the message schedule of one OSU iteration of a collective under one coll_tuned
 // configuration, as Open MPI 4.1.x runs it when the configuration is forced with MCA
 // parameters (what the local and Slurm backends measure): same trees, same segmentation, same
-// fallbacks (coll-tuned.md §2), and for algorithm 0 the fixed decision (§3).
+// fallbacks (docs/reference/open-mpi-rules.md §2), and for algorithm 0 the fixed decision (§3).
 //
 // Workload as OSU 5.6.2 runs it: root 0; bcast and gather use MPI_CHAR (count = OSU size; for
 // gather per rank); reduce and allreduce use MPI_FLOAT with MPI_SUM (count = size / 4).

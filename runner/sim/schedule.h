@@ -73,9 +73,9 @@ struct Schedule {
   RankProgram& rank(int r) { return ranks.at(static_cast<std::size_t>(r)); }
 
   std::vector<RankProgram> ranks;
-  // The coll/base functions that ran, outermost first, in the tracer's words (coll-tuned.md
-  // §B.3), e.g. {"bcast_intra_split_bintree segsize=8192", "bcast_intra_chain segsize=8192
-  // fanout=1"} when split_bintree falls back to a pipeline.
+  // The coll/base functions that ran, outermost first, in the tracer's words (docs/reference/
+  // open-mpi-rules.md §B.3), e.g. {"bcast_intra_split_bintree segsize=8192", "bcast_intra_chain
+  // segsize=8192 fanout=1"} when split_bintree falls back to a pipeline.
   std::vector<std::string> trace;
 };
 

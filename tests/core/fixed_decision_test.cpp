@@ -1,5 +1,5 @@
-// Open MPI 4.1.x fixed decisions (coll-tuned.md §3), including what the tracer observed on this
-// machine's Open MPI 4.1.4 (§B.2).
+// Open MPI 4.1.x fixed decisions (docs/reference/open-mpi-rules.md §3), including what the tracer
+// observed on this machine's Open MPI 4.1.4 (§B.2).
 #include <gtest/gtest.h>
 
 #include "core/fixed_decision.h"

@@ -31,7 +31,8 @@ TEST(RulesLookup, LastRuleNotAboveKeyWins) {
 }
 
 TEST(RulesLookup, FirstCommBlockIsAFloorIn41) {
-  // Confirmed on 4.1.4 (coll-tuned.md §B.4): {8} at np=4 used 8; {2, 8} used 2; {2, 4} used 4.
+  // Confirmed on 4.1.4 (docs/reference/open-mpi-rules.md §B.4): {8} at np=4 used 8; {2, 8} used 2;
+  // {2, 4} used 4.
   EXPECT_EQ(alg_at(bcast_model({{8, {{0, 1}}}}), 4, 16), 1);
   EXPECT_EQ(alg_at(bcast_model({{2, {{0, 1}}}, {8, {{0, 6}}}}), 4, 16), 1);
   EXPECT_EQ(alg_at(bcast_model({{2, {{0, 1}}}, {4, {{0, 6}}}}), 4, 16), 6);

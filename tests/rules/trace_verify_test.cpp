@@ -55,8 +55,8 @@ TEST(Trace, FunctionNamesMapToAlgorithmIds) {
 }
 
 TEST(FixedDecision, MatchesTheTracedDefaultsAt4Ranks) {
-  // coll-tuned.md §B.2: bcast at np=4: <64 bintree, 64-127 binomial, 128-2047 bintree,
-  // 2048-8191 binomial, 8 KiB-<1 MiB basic_linear, >= 1 MiB chain.
+  // docs/reference/open-mpi-rules.md §B.2: bcast at np=4: <64 bintree, 64-127 binomial, 128-2047
+  // bintree, 2048-8191 binomial, 8 KiB-<1 MiB basic_linear, >= 1 MiB chain.
   EXPECT_EQ(fixed_decision_4_1(Collective::bcast, 4, 4), 5);
   EXPECT_EQ(fixed_decision_4_1(Collective::bcast, 4, 64), 6);
   EXPECT_EQ(fixed_decision_4_1(Collective::bcast, 4, 128), 5);

@@ -181,15 +181,13 @@ TEST(ReplayBackend, TimeLimitAppliesToTheRecordedCost) {
   EXPECT_DOUBLE_EQ(result.rows[0].avg_us, 9.0);
 }
 
-// The shared ORNL landscape loads as is (aliases nranks, alg_id, msg_size_bytes,
-// avg_latency_us, nnodes) and replays the raw OSU file's numbers.
+// The ORNL landscape (the in-tree subset, tests/data/ornl) loads as is (aliases nranks, alg_id,
+// msg_size_bytes, avg_latency_us, nnodes) and replays the raw OSU file's numbers.
 TEST(ReplayBackend, ReplaysTheOrnlLandscape) {
-  const char* env = std::getenv("COLLTUNE_SHARED_DATASETS");
-  const std::filesystem::path root = env ? env : COLLTUNE_SHARED_DATASETS;
-  const auto csv = root / "ompi-coltune-summit-peak" / "landscape_long.csv";
-  if (!std::filesystem::exists(csv)) GTEST_SKIP() << csv << " not present";
+  const auto csv = std::filesystem::path(COLLTUNE_ORNL_DATA) / "landscape_long.csv";
+  ASSERT_TRUE(std::filesystem::exists(csv)) << csv << " is part of the tree";
   ReplayBackend backend(ReplayDataset::load_csv(csv, {{"dataset", "peak-2020-05"}}));
-  EXPECT_GT(backend.dataset().rows(), 20000u);
+  EXPECT_EQ(backend.dataset().rows(), 7044u);
   auto r = request({{6, 0, 0}, {3, 0, 0}}, 3);
   r.comm_size = 16;
   r.nodes = 1;

@@ -1,6 +1,6 @@
 // OSU 5.6.2 text produced for simulated and replayed runs: byte-identical to real OMB output
-// (excerpts copied from datasets/ompi-coltune-summit-peak/raw and from Open MPI issue #9761),
-// and read back by the project's parser.
+// (excerpts copied from the ORNL Summit/Peak raw outputs, tests/data/ornl, and from Open MPI issue
+// #9761), and read back by the project's parser.
 #include <gtest/gtest.h>
 
 #include "osu/osu_output.h"

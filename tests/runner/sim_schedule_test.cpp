@@ -1,5 +1,5 @@
 // The message schedule of every modelled algorithm on small cases, against hand-derived message
-// counts, bytes per link, segment counts and fallbacks (coll-tuned.md §2).
+// counts, bytes per link, segment counts and fallbacks (docs/reference/open-mpi-rules.md §2).
 #include <gtest/gtest.h>
 
 #include "runner/sim/collective_schedules.h"

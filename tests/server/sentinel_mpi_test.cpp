@@ -1,7 +1,7 @@
 // The sentinel on the real Open MPI of this machine (np 4, oversubscribed): it fires on a
 // deliberately degraded rules file (bcast binomial with 1 KiB segments at every size: about
-// 10x slower than the default at 256 KiB - 1 MiB, coll-tuned.md B.4) and stays quiet on a good
-// one over 10 runs.
+// 10x slower than the default at 256 KiB - 1 MiB, docs/reference/open-mpi-rules.md §B.4) and stays
+// quiet on a good one over 10 runs.
 #include <gtest/gtest.h>
 
 #include <cstdio>

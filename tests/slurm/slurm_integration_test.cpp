@@ -257,7 +257,7 @@ TEST_F(SlurmCluster, MpirunInsideTheAllocationYieldsAndMeasuresSanely) {
     EXPECT_EQ(r.provenance.argv.at(0), "mpirun");
     ASSERT_EQ(r.rows.size(), 1u);
     // Without yield, 4 busy-polling ranks on 2 cores take milliseconds per 1 KiB bcast
-    // (slurm-local.md §A.5); with it, a few microseconds.
+    // (docs/reference/slurm-single-node.md §5); with it, a few microseconds.
     EXPECT_LT(r.rows[0].avg_us, 500.0) << "ranks busy-poll: yield_when_idle not applied?";
   }
 }

@@ -1,8 +1,8 @@
 // Output bytes of colltune-osu-bench against real OMB output (no MPI needed).
 //
 // The expected strings are copied verbatim from real OMB runs:
-//   OMB 5.6.2: /work/shared/datasets/ompi-coltune-summit-peak/raw/peak-2020-05/
-//              {bcast,alltoall,allreduce,barrier}/0_*ranks_run0.out
+//   OMB 5.6.2: the ORNL Peak sweep, peak-2020-05/{bcast,alltoall,allreduce,barrier}/
+//              0_*ranks_run0.out (origin: tests/data/ornl/README.md)
 //   OMB 5.7 -f: https://github.com/open-mpi/ompi/issues/9761 (allreduce)
 // Only the version differs: we print "v5.6.2-colltune" where OMB prints "v5.6.2".
 #include "osu/bench/bench_report.h"
