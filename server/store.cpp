@@ -612,6 +612,23 @@ void Store::set_rules_deployed(std::int64_t id, const std::string& deployed_to) 
       .exec();
 }
 
+void Store::record_deployment(const std::string& target,
+                              const std::function<std::optional<std::int64_t>()>& file_step) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const std::optional<std::int64_t> live = file_step();
+  db_.prepare("UPDATE rules_versions SET deployed_to = '' WHERE deployed_to = ? AND id != ?")
+      .bind(1, target)
+      .bind(2, live.value_or(-1))
+      .exec();
+  if (live)
+    db_.prepare("UPDATE rules_versions SET deployed_to = ? WHERE id = ?")
+        .bind(1, target)
+        .bind(2, *live)
+        .exec();
+  tx.commit();
+}
+
 std::optional<RulesVersionRecord> Store::rules_version(std::int64_t id) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare(std::string(kRulesColumns) + "WHERE id = ?");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -162,6 +163,15 @@ class Store {
   std::int64_t add_rules_version(const RulesVersionRecord& record);
   void set_rules_verification(std::int64_t id, const nlohmann::json& verification);
   void set_rules_deployed(std::int64_t id, const std::string& deployed_to);
+  // A deploy or rollback of `target` and its record, all or nothing: takes the database's
+  // write lock first (BEGIN IMMEDIATE; a lock held by another process makes this throw
+  // sql::Error before `file_step` runs), then runs `file_step`, which changes the live file
+  // and returns the rules version now live there (nullopt: none of ours), then marks that
+  // version deployed to `target` and clears the mark of every other, and commits. When
+  // `file_step` throws, nothing is recorded. When the record or the commit fails after
+  // `file_step` ran, the exception propagates: the caller must take the file step back.
+  void record_deployment(const std::string& target,
+                         const std::function<std::optional<std::int64_t>()>& file_step);
   std::optional<RulesVersionRecord> rules_version(std::int64_t id);
   std::vector<RulesVersionRecord> rules_versions(std::optional<std::int64_t> campaign_id = {});
 
