@@ -493,12 +493,12 @@ void add_api_routes(Router& router, ApiContext& api) {
                if (validation_failed(*r))
                  throw conflict("rules version " + std::to_string(r->id) +
                                 " did not pass validation; it cannot be deployed");
+               const auto target = rules_target(body);
                const auto unverified = unverified_reason(*r);
                if (unverified && !force)
                  throw ApiError(
                      409, "not_verified",
                      "refusing to deploy: " + *unverified + "; \"force\": true deploys it anyway");
-               const auto target = rules_target(body);
                DeployProvenance provenance;
                provenance.campaign = r->campaign_id ? std::to_string(*r->campaign_id) : "";
                provenance.fingerprint = r->fingerprint.is_null() ? "" : r->fingerprint.dump();
