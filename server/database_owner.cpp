@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace colltune {
 
@@ -28,9 +29,16 @@ DatabaseOwner::DatabaseOwner(const std::string& database, const std::string& rol
   const std::string path = lock_path(database);
   fd_ =
       ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
-  if (fd_ < 0)
-    throw std::runtime_error("cannot open the lock file " + path + " of database " + database +
-                             ": " + std::strerror(errno));
+  if (fd_ < 0) {
+    const int error = errno;
+    const std::filesystem::path dir = std::filesystem::path(database).parent_path();
+    std::error_code ec;
+    if (error == ENOENT && !dir.empty() && !std::filesystem::is_directory(dir, ec))
+      throw std::runtime_error("cannot open database " + database + ": directory " + dir.string() +
+                               " does not exist");
+    throw std::runtime_error("cannot open database " + database + ": its lock file " + path +
+                             " is not writable: " + std::strerror(error));
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);

@@ -94,11 +94,16 @@ struct EventRecord {
 class Store {
  public:
   // Opens or creates the database and migrates its schema to the current version. Throws
-  // sql::Error when the file is not a colltune database or is newer than this build.
+  // sql::Error when the file is not a colltune database or is newer than this build, when it
+  // exists but is empty (0 bytes: only a path that does not exist starts a new store), and
+  // when PRAGMA quick_check finds damaged pages (the reason is in the message).
   explicit Store(const std::string& path);
 
   static constexpr int kSchemaVersion = 1;
   const std::string& path() const { return db_.path(); }
+  // How long a statement waits for another connection's lock before failing with
+  // SQLITE_BUSY (default 10 s).
+  void set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_.handle(), ms); }
 
   // Campaigns.
   std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,
@@ -215,6 +220,7 @@ class Store {
 
  private:
   void migrate();
+  void check_integrity();
   RunRecord read_run(sql::Statement& s);
   // Inserts the campaign row; the caller holds mutex_ (and a transaction if it adds more).
   std::int64_t insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
