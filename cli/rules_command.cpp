@@ -20,7 +20,10 @@
 #include "runner/process.h"
 #include "server/backend_factory.h"
 #include "server/campaign_spec.h"
+#include "server/database_owner.h"
+#include "server/rules_deployment.h"
 #include "server/rules_stage.h"
+#include "server/store.h"
 
 namespace colltune {
 namespace {
@@ -29,6 +32,8 @@ namespace fs = std::filesystem;
 
 // Exit codes of `rules validate` (documented in --help).
 constexpr int kLoads = 0, kLintErrors = 1, kIgnored = 2;
+// `rules deploy`: the rules were not verified on the real Open MPI (and no --force).
+constexpr int kNotVerified = 4;
 
 struct RulesArgs {
   std::string file;
@@ -47,6 +52,8 @@ struct RulesArgs {
   std::string to;
   std::string campaign;
   bool force = false;
+  std::string db;  // the store holding the rules version (provenance, guard)
+  std::int64_t rules_id = 0;
 };
 
 std::string read_text(const std::string& path) {
@@ -122,9 +129,9 @@ int run_verify(const RulesArgs& a) {
   }
   if (collectives.empty()) throw std::invalid_argument("no collective to verify in the file");
   const auto [min_size, max_size] = parse_size_range(a.sizes);
-  const fs::path work = a.work_dir.empty()
-                            ? fs::temp_directory_path() / ("colltune-verify-" + std::to_string(::getpid()))
-                            : fs::path(a.work_dir);
+  const fs::path work = a.work_dir.empty() ? fs::temp_directory_path() /
+                                                 ("colltune-verify-" + std::to_string(::getpid()))
+                                           : fs::path(a.work_dir);
   const AlgorithmTable& table = algorithm_table_for(version);
   bool all_match = true;
   CancelFlag cancel;
@@ -145,8 +152,9 @@ int run_verify(const RulesArgs& a) {
     VerifyOptions options;
     options.min_calls = a.iterations;
     options.algorithms = &table;
-    const auto vr = verify_trace(report.read.model, c, a.np, osu_message_sizes(c, min_size, max_size),
-                                 read_trace_dir(trace_dir), options);
+    const auto vr =
+        verify_trace(report.read.model, c, a.np, osu_message_sizes(c, min_size, max_size),
+                     read_trace_dir(trace_dir), options);
     std::printf("%s\n", vr.to_text(table).c_str());
     all_match = all_match && vr.all_match();
   }
@@ -155,35 +163,106 @@ int run_verify(const RulesArgs& a) {
     std::printf("NOT applied: Open MPI ignored the file, so its fixed decision ran instead\n");
     return 3;
   }
-  std::printf("%s\n", all_match ? "verified: Open MPI runs what the file says at every tested size"
-                                : "NOT verified: Open MPI does not run what the file says (see above)");
+  std::printf("%s\n", all_match
+                          ? "verified: Open MPI runs what the file says at every tested size"
+                          : "NOT verified: Open MPI does not run what the file says (see above)");
   return all_match ? 0 : 3;
 }
 
+// The rules to deploy and why they may not go live unverified.
+struct DeploySource {
+  std::string content;
+  std::optional<RulesVersionRecord> record;  // with --db/--rules-id
+  std::optional<std::string> unverified;     // the guard's reason; nullopt = verified
+};
+
+DeploySource deploy_source(const RulesArgs& a, Store* store) {
+  DeploySource src;
+  if (store) {
+    src.record = store->rules_version(a.rules_id);
+    if (!src.record)
+      throw std::invalid_argument("no rules version " + std::to_string(a.rules_id) + " in " + a.db);
+    src.content = src.record->content;
+    if (!a.file.empty() && read_rules_source(a.file) != src.content)
+      throw std::invalid_argument(a.file + " differs from rules version " +
+                                  std::to_string(a.rules_id) + " of " + a.db);
+    src.unverified = unverified_reason(*src.record);
+    return src;
+  }
+  if (a.file.empty()) throw std::invalid_argument("rules deploy: give FILE or --db and --rules-id");
+  src.content = read_rules_source(a.file);
+  src.unverified = a.file +
+                   " has no verification record (a plain file): deploy the rules version of its "
+                   "campaign with --db DB --rules-id N, which carries the proof of `verify` on "
+                   "the real Open MPI";
+  return src;
+}
+
+void print_snippet(const fs::path& target) {
+  const McaSnippet snippet = mca_snippet(target);
+  std::printf("For every job to load it, add to %s%s:\n%s\n", snippet.params_file.c_str(),
+              snippet.detected ? " (the system-wide file this Open MPI reads)" : "",
+              snippet.text.c_str());
+  for (const auto& w : snippet.warnings) std::printf("note: %s\n", w.c_str());
+}
+
 int run_deploy(const RulesArgs& a) {
+  if (a.db.empty() != (a.rules_id == 0))
+    throw std::invalid_argument("rules deploy: --db and --rules-id go together");
+  std::unique_ptr<DatabaseOwner> owner;
+  std::unique_ptr<Store> store;
+  if (!a.db.empty()) {
+    if (!fs::is_regular_file(a.db)) throw std::invalid_argument("no database " + a.db);
+    owner = std::make_unique<DatabaseOwner>(a.db, "colltune rules deploy");
+    store = std::make_unique<Store>(a.db);
+  }
+  const DeploySource src = deploy_source(a, store.get());
   const OmpiVersion version = target_version(a.ompi);
-  const auto report = validate(a, version);
+  const auto report = validate_rules_text(src.content, validation_options_for(version));
   if (!report.deployable() && !a.force) {
     std::fprintf(stderr, "refusing to deploy: %s\n(--force deploys anyway)\n",
                  report.to_text().c_str());
     return report.loads() ? kLintErrors : kIgnored;
   }
+  if (src.unverified && !a.force) {
+    std::fprintf(stderr,
+                 "refusing to deploy: %s\n(--force deploys it anyway; the history records "
+                 "that it was forced)\n",
+                 src.unverified->c_str());
+    return kNotVerified;
+  }
   DeployProvenance provenance;
   provenance.campaign = a.campaign;
   provenance.ompi_version = version.to_string();
-  provenance.source = fs::absolute(a.file).string();
-  const auto result = deploy_rules_file(a.file, a.to, provenance);
-  std::printf("deployed %s as version %d of %s%s\n\n", a.file.c_str(), result.version,
-              result.target.c_str(),
-              result.previous ? (" (previous: " + std::to_string(*result.previous) + ")").c_str() : "");
-  std::printf("For every job to load it, add to $prefix/etc/openmpi-mca-params.conf:\n%s\n",
-              mca_params_snippet(fs::absolute(a.to)).c_str());
-  for (const auto& w : mca_params_warnings()) std::printf("note: %s\n", w.c_str());
+  provenance.source = a.file.empty() ? "colltune rules deploy --db " + fs::absolute(a.db).string() +
+                                           " --rules-id " + std::to_string(a.rules_id)
+                                     : fs::absolute(a.file).string();
+  if (src.unverified) provenance.extra["forced"] = *src.unverified;
+  if (src.record && provenance.campaign.empty() && src.record->campaign_id)
+    provenance.campaign = std::to_string(*src.record->campaign_id);
+  const auto result = store ? deploy_recorded(*store, *src.record, a.to, provenance)
+                            : deploy_rules(src.content, a.to, provenance);
+  std::printf(
+      "deployed %s as version %d of %s%s%s\n\n",
+      a.file.empty() ? ("rules version " + std::to_string(a.rules_id)).c_str() : a.file.c_str(),
+      result.version, result.target.c_str(),
+      result.previous ? (" (previous: " + std::to_string(*result.previous) + ")").c_str() : "",
+      src.unverified ? " - FORCED, not verified" : "");
+  print_snippet(a.to);
   return 0;
 }
 
 int run_rollback(const RulesArgs& a) {
-  const auto result = rollback_rules(a.to);
+  DeployResult result;
+  if (!a.db.empty()) {
+    if (!fs::is_regular_file(a.db)) throw std::invalid_argument("no database " + a.db);
+    DatabaseOwner owner(a.db, "colltune rules rollback");
+    Store store(a.db);
+    std::optional<std::int64_t> live;
+    result = rollback_recorded(store, a.to, live);
+  } else {
+    result = rollback_rules(a.to);
+  }
   std::printf("rolled back %s to version %d\n", result.target.c_str(), result.version);
   return 0;
 }
@@ -206,12 +285,14 @@ void finish(int rc) {
 }  // namespace
 
 void add_rules_command(CLI::App& app) {
-  auto* rules = app.add_subcommand("rules", "Validate, show, verify, deploy and roll back rules files");
+  auto* rules =
+      app.add_subcommand("rules", "Validate, show, verify, deploy and roll back rules files");
   rules->require_subcommand(1);
   auto a = std::make_shared<RulesArgs>();
 
   auto* validate_cmd = rules->add_subcommand(
-      "validate", "Would Open MPI load this file? (exit 0 loads, 1 loads but lint errors, 2 ignored)");
+      "validate",
+      "Would Open MPI load this file? (exit 0 loads, 1 loads but lint errors, 2 ignored)");
   validate_cmd->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
   validate_cmd->add_option("--ompi", a->ompi, "Target Open MPI version (default: this machine's)");
   validate_cmd->callback([a] { finish(run_validate(*a)); });
@@ -222,7 +303,8 @@ void add_rules_command(CLI::App& app) {
   show->callback([a] { finish(run_show(*a)); });
 
   auto* verify = rules->add_subcommand(
-      "verify", "Prove on the real library which algorithms run with the file (exit 3 on mismatch)");
+      "verify",
+      "Prove on the real library which algorithms run with the file (exit 3 on mismatch)");
   verify->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
   verify->add_option("--np", a->np, "Ranks")->capture_default_str()->check(CLI::Range(2, 1000000));
   verify->add_option("--nodes", a->nodes, "Nodes (Slurm)")->capture_default_str();
@@ -236,16 +318,26 @@ void add_rules_command(CLI::App& app) {
   verify->add_option("--ompi", a->ompi, "Target Open MPI version");
   verify->callback([a] { finish(run_verify(*a)); });
 
-  auto* deploy = rules->add_subcommand("deploy", "Install a validated file atomically, with history");
-  deploy->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
+  auto* deploy = rules->add_subcommand(
+      "deploy",
+      "Install a verified rules version atomically, with history (exit 1 lint errors, 2 ignored, "
+      "4 not verified on the real Open MPI)");
+  deploy->add_option("FILE", a->file, "Rules file (or --db and --rules-id)")
+      ->check(CLI::ExistingFile);
   deploy->add_option("--to", a->to, "Path Open MPI reads")->required();
+  deploy->add_option("--db", a->db, "Store holding the rules version (its verification record)");
+  deploy->add_option("--rules-id", a->rules_id, "Rules version id in --db")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
   deploy->add_option("--campaign", a->campaign, "Campaign the rules came from (provenance)");
   deploy->add_option("--ompi", a->ompi, "Target Open MPI version");
-  deploy->add_flag("--force", a->force, "Deploy even if validation finds errors");
+  deploy->add_flag("--force", a->force,
+                   "Deploy even if not verified on the real Open MPI or validation finds errors");
   deploy->callback([a] { finish(run_deploy(*a)); });
 
-  auto* rollback = rules->add_subcommand("rollback", "Make the previously deployed version live again");
+  auto* rollback =
+      rules->add_subcommand("rollback", "Make the previously deployed version live again");
   rollback->add_option("--to", a->to, "Path Open MPI reads")->required();
+  rollback->add_option("--db", a->db, "Store whose deploy records follow the rollback");
   rollback->callback([a] { finish(run_rollback(*a)); });
 
   auto* history = rules->add_subcommand("history", "Deployed versions (* = active)");

@@ -16,6 +16,7 @@
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/database_owner.h"
 #include "server/retune.h"
 #include "server/rules_stage.h"
 #include "server/store.h"
@@ -146,6 +147,8 @@ Launch launch_for_resume(Store& store, const TuneArgs& args, const CampaignRecor
 }
 
 int run_tune(const TuneArgs& args) {
+  // One writer per database (a daemon or another tune on it is refused with its pid).
+  DatabaseOwner owner(args.db, args.resume ? "colltune tune --resume" : "colltune tune");
   Store store(args.db);
   std::int64_t campaign_id = args.resume;
   Launch launch;

@@ -109,7 +109,33 @@ SizeRange scan_range(std::size_t count, Bound bound, std::size_t index) {
   return range;
 }
 
+// Every entry's range in one pass (the running maximum carried along): linear, where calling
+// scan_range for each index is quadratic.
+template <typename Bound>
+std::vector<SizeRange> scan_ranges(std::size_t count, Bound bound) {
+  std::vector<SizeRange> ranges(count);
+  std::int64_t running_max = 0;
+  for (std::size_t index = 0; index < count; ++index) {
+    running_max = std::max(running_max, bound(index));
+    SizeRange& range = ranges[index];
+    range.begin = index == 0 ? 0 : running_max;
+    range.end = index + 1 < count ? bound(index + 1) : kOpen;
+    if (index == 0) range.end = std::max(range.end, bound(0));
+    if (range.end < range.begin) range.end = range.begin;
+  }
+  return ranges;
+}
+
 }  // namespace
+
+std::vector<SizeRange> block_comm_ranges(const CollectiveRules& rules) {
+  return scan_ranges(rules.blocks.size(),
+                     [&](std::size_t i) { return std::int64_t{rules.blocks[i].comm_size}; });
+}
+
+std::vector<SizeRange> rule_key_ranges(const CommSizeBlock& block) {
+  return scan_ranges(block.rules.size(), [&](std::size_t i) { return block.rules[i].msg_size; });
+}
 
 SizeRange block_comm_range(const CollectiveRules& rules, std::size_t index) {
   return scan_range(

@@ -94,6 +94,11 @@ struct SizeRange {
 SizeRange block_comm_range(const CollectiveRules& rules, std::size_t index);
 // Same for the key range served by rule `index` of a block.
 SizeRange rule_key_range(const CommSizeBlock& block, std::size_t index);
+// The ranges of every block / every rule at once, in one linear pass (the single-index
+// functions above scan from the start, O(index) each): what every loop over a whole
+// collective or block uses, so that a file of 10^6 rules is checked in linear time.
+std::vector<SizeRange> block_comm_ranges(const CollectiveRules& rules);
+std::vector<SizeRange> rule_key_ranges(const CommSizeBlock& block);
 
 // True when comm sizes of every collective strictly ascend, message sizes strictly ascend and
 // every non-empty block starts with message size 0 (what colltune writes).

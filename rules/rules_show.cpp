@@ -41,9 +41,10 @@ std::vector<ShowRow> show_rows(const RulesModel& model, const AlgorithmTable& al
   for (const auto& coll : model.collectives) {
     if (model.find(coll.collective_id) != &coll) continue;  // replaced by a later entry
     auto coll_enum = collective_from_ompi_id(coll.collective_id);
+    const std::vector<SizeRange> comm_ranges = block_comm_ranges(coll);
     for (std::size_t b = 0; b < coll.blocks.size(); ++b) {
       const CommSizeBlock& block = coll.blocks[b];
-      SizeRange comm = block_comm_range(coll, b);
+      SizeRange comm = comm_ranges[b];
       ShowRow base;
       base.collective_id = coll.collective_id;
       base.collective = coll_label(coll.collective_id);
@@ -58,9 +59,10 @@ std::vector<ShowRow> show_rows(const RulesModel& model, const AlgorithmTable& al
         rows.push_back(base);
         continue;
       }
+      const std::vector<SizeRange> key_ranges = rule_key_ranges(block);
       for (std::size_t r = 0; r < block.rules.size(); ++r) {
         const MessageRule& rule = block.rules[r];
-        SizeRange keys = rule_key_range(block, r);
+        SizeRange keys = key_ranges[r];
         ShowRow row = base;
         row.has_rule = true;
         row.key_begin = keys.begin;

@@ -205,10 +205,11 @@ class Linter {
           "from entry i-1 to entry i minus 1): write JSON for main");
     auto coll_enum = collective_from_ompi_id(coll.collective_id);
     const CollectiveAlgorithms* algs = coll_enum ? table_.find(*coll_enum) : nullptr;
+    const std::vector<SizeRange> comm_ranges = block_comm_ranges(coll);
     for (std::size_t b = 0; b < coll.blocks.size(); ++b) {
       const CommSizeBlock& block = coll.blocks[b];
       int block_line = line_of_block(ci, b);
-      SizeRange comm = block_comm_range(coll, b);
+      SizeRange comm = comm_ranges[b];
       if (b == 0 && block.comm_size > 2 && !main_classic && coll_enum)
         add(Severity::warning, "first-block-floor", block_line,
             label + " rules for " + std::to_string(block.comm_size) +
@@ -225,10 +226,11 @@ class Linter {
             label + " rules for " + std::to_string(block.comm_size) +
                 " ranks are never used (an earlier entry covers these communicator sizes)");
       SizeRange relevant{std::max<std::int64_t>(comm.begin, 2), comm.end};
+      const std::vector<SizeRange> key_ranges = rule_key_ranges(block);
       for (std::size_t r = 0; r < block.rules.size(); ++r) {
         const MessageRule& rule = block.rules[r];
         int line = line_of_rule(ci, b, r);
-        SizeRange keys = rule_key_range(block, r);
+        SizeRange keys = key_ranges[r];
         bool reachable = main_classic || (block_reachable && !keys.empty());
         if (!main_classic && block_reachable && keys.empty())
           add(Severity::warning, "unreachable-rule", line,

@@ -83,8 +83,7 @@ std::string collective_label(int id) {
   return json_name.empty() ? "id " + std::to_string(id) : std::string(json_name);
 }
 
-std::string comm_range_text(const CollectiveRules& coll, std::size_t b) {
-  SizeRange range = block_comm_range(coll, b);
+std::string comm_range_text(const CollectiveRules& coll, std::size_t b, SizeRange range) {
   if (range.empty()) return "never used (hidden by an earlier, larger communicator size)";
   std::int64_t begin = std::max<std::int64_t>(range.begin, 2);
   std::string text = "communicators of " + std::to_string(begin);
@@ -100,9 +99,8 @@ std::string comm_range_text(const CollectiveRules& coll, std::size_t b) {
 }
 
 std::string rule_text(const AlgorithmTable& table, int coll_id, const CommSizeBlock& block,
-                      std::size_t r) {
+                      std::size_t r, SizeRange range) {
   const MessageRule& rule = block.rules[r];
-  SizeRange range = rule_key_range(block, r);
   std::string text;
   if (range.empty())
     text = "never used: ";
@@ -161,16 +159,19 @@ std::string write_classic(const RulesModel& model, RulesFormat format,
   for (const auto& coll : model.collectives) {
     emit(out, std::to_string(coll.collective_id), collective_label(coll.collective_id), annotate);
     emit(out, std::to_string(coll.blocks.size()), "number of communicator sizes", annotate);
+    const std::vector<SizeRange> comm_ranges = block_comm_ranges(coll);
     for (std::size_t b = 0; b < coll.blocks.size(); ++b) {
       const auto& block = coll.blocks[b];
-      emit(out, std::to_string(block.comm_size), comm_range_text(coll, b), annotate);
+      emit(out, std::to_string(block.comm_size), comm_range_text(coll, b, comm_ranges[b]),
+           annotate);
       emit(out, std::to_string(block.rules.size()), "number of message-size rules", annotate);
+      const std::vector<SizeRange> key_ranges = rule_key_ranges(block);
       for (std::size_t r = 0; r < block.rules.size(); ++r) {
         const auto& rule = block.rules[r];
         std::string values = std::to_string(rule.msg_size) + " " + std::to_string(rule.algorithm) +
                              " " + std::to_string(rule.fanout) + " " + std::to_string(rule.segsize);
         if (v2) values += " " + std::to_string(rule.max_requests);
-        emit(out, values, rule_text(table, coll.collective_id, block, r), annotate);
+        emit(out, values, rule_text(table, coll.collective_id, block, r, key_ranges[r]), annotate);
       }
     }
   }

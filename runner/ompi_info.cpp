@@ -17,4 +17,16 @@ std::string query_coll_tuned_params(const std::string& ompi_info) {
   return result.succeeded() ? result.stdout_text : std::string();
 }
 
+std::string query_ompi_sysconfdir(const std::string& ompi_info) {
+  auto result = run_process({ompi_info, "--path", "sysconfdir", "--parsable"}, {.timeout_s = 30});
+  if (!result.succeeded()) return {};
+  const std::string key = "path:sysconfdir:";
+  std::size_t at = result.stdout_text.find(key);
+  if (at == std::string::npos) return {};
+  std::size_t begin = at + key.size();
+  std::size_t end = result.stdout_text.find_first_of("\r\n", begin);
+  std::string dir = result.stdout_text.substr(begin, end == std::string::npos ? end : end - begin);
+  return dir.empty() || dir.front() != '/' ? std::string() : dir;
+}
+
 }  // namespace colltune

@@ -93,6 +93,11 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     EngineOutcome outcome;
     try {
       outcome = run_context(*campaign, spec, context, cancel);
+    } catch (const sql::Error& e) {
+      if (sql::is_busy(e)) throw;  // not the context's fault: the caller waits and resumes
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + e.what();
+      outcome = EngineOutcome::failed;
     } catch (const std::exception& e) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + e.what();

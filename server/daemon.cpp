@@ -39,6 +39,7 @@ void check_web_root_holds_no_secrets(const DaemonConfig& config) {
 
 Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {
   check_web_root_holds_no_secrets(config_);  // before the store creates any file
+  owner_ = std::make_unique<DatabaseOwner>(config_.database, "colltune serve");
   store_ = std::make_unique<Store>(config_.database);
   hub_ = std::make_unique<EventHub>(*store_);
   metrics_ = std::make_unique<Metrics>();

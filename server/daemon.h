@@ -8,6 +8,7 @@
 
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
+#include "server/database_owner.h"
 #include "server/events.h"
 #include "server/http_api.h"
 #include "server/http_router.h"
@@ -46,6 +47,7 @@ class Daemon {
 
  private:
   DaemonConfig config_;
+  std::unique_ptr<DatabaseOwner> owner_;  // first: released last
   std::unique_ptr<Store> store_;
   std::unique_ptr<EventHub> hub_;
   std::unique_ptr<Metrics> metrics_;

@@ -320,48 +320,103 @@ void CampaignManager::schedule_locked() {
   }
 }
 
+EngineOutcome CampaignManager::run_campaign_once(std::int64_t id, Worker* worker,
+                                                 std::string& error) {
+  EngineOutcome outcome = EngineOutcome::failed;
+  const BackendConfig* b = config_.backend(worker->backend);
+  auto backend = make_backend(b->name, b->settings);
+  const AlgorithmTable& table = table_for(worker->backend);
+  BestTracker best(store_);
+  std::optional<std::chrono::steady_clock::time_point> decision_start;
+  EventCallback on_event = [&](const std::string& type, const nlohmann::json& payload) {
+    hub_.on_engine_event(id, type, payload);
+    const auto now = std::chrono::steady_clock::now();
+    if (type == "context_started" || type == "job_done") {
+      decision_start = now;
+    } else if (type == "job_started") {
+      if (decision_start && payload.value("purpose", "") == "search")
+        metrics_.observe_decision(std::chrono::duration<double>(now - *decision_start).count());
+      decision_start.reset();
+    } else if (type == "run") {
+      if (auto improved = best.improvements(payload); !improved.is_null()) {
+        improved["campaign_id"] = id;
+        hub_.record(id, "new_best", improved);
+      }
+    }
+  };
+  CampaignEngine engine(store_, *backend, table, on_event);
+  spdlog::info("campaign {}: worker started on backend {}", id, worker->backend);
+  outcome = engine.run(id, worker->cancel);
+  error = engine.error();
+  if (outcome == EngineOutcome::completed) {
+    JobExecutor executor(store_, *backend, on_event);
+    outcome = finish_campaign(id, executor, table, worker->cancel);
+  }
+  return outcome;
+}
+
+EngineOutcome CampaignManager::fail_campaign(std::int64_t id, const std::string& what,
+                                             std::string& error) {
+  error = what;
+  try {
+    store_.set_campaign_state(id, "failed", error);
+    hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
+  } catch (const std::exception& inner) {
+    spdlog::error("campaign {}: cannot record failure: {}", id, inner.what());
+  }
+  return EngineOutcome::failed;
+}
+
 void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
   EngineOutcome outcome = EngineOutcome::failed;
   std::string error;
-  try {
-    const BackendConfig* b = config_.backend(worker->backend);
-    auto backend = make_backend(b->name, b->settings);
-    const AlgorithmTable& table = table_for(worker->backend);
-    BestTracker best(store_);
-    std::optional<std::chrono::steady_clock::time_point> decision_start;
-    EventCallback on_event = [&](const std::string& type, const nlohmann::json& payload) {
-      hub_.on_engine_event(id, type, payload);
-      const auto now = std::chrono::steady_clock::now();
-      if (type == "context_started" || type == "job_done") {
-        decision_start = now;
-      } else if (type == "job_started") {
-        if (decision_start && payload.value("purpose", "") == "search")
-          metrics_.observe_decision(std::chrono::duration<double>(now - *decision_start).count());
-        decision_start.reset();
-      } else if (type == "run") {
-        if (auto improved = best.improvements(payload); !improved.is_null()) {
-          improved["campaign_id"] = id;
-          hub_.record(id, "new_best", improved);
-        }
-      }
-    };
-    CampaignEngine engine(store_, *backend, table, on_event);
-    spdlog::info("campaign {}: worker started on backend {}", id, worker->backend);
-    outcome = engine.run(id, worker->cancel);
-    error = engine.error();
-    if (outcome == EngineOutcome::completed) {
-      JobExecutor executor(store_, *backend, on_event);
-      outcome = finish_campaign(id, executor, table, worker->cancel);
-    }
-  } catch (const std::exception& e) {
-    outcome = EngineOutcome::failed;
-    error = e.what();
+  // Another process holding the database's write lock longer than the busy timeout must not
+  // fail the campaign: wait with backoff (1, 2, 4 ... 30 s), say so in the events, and resume
+  // from what the store holds (as after a restart: no recorded run is repeated).
+  double waited_s = 0;
+  int lock_waits = 0;
+  for (;;) {
     try {
-      store_.set_campaign_state(id, "failed", error);
-      hub_.record(id, "campaign_state",
-                  {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
-    } catch (const std::exception& inner) {
-      spdlog::error("campaign {}: cannot record failure: {}", id, inner.what());
+      outcome = run_campaign_once(id, worker, error);
+    } catch (const sql::Error& e) {
+      if (sql::is_busy(e) && !worker->cancel.cancelled()) {
+        const double delay = std::min(30.0, static_cast<double>(1 << std::min(lock_waits, 5)));
+        ++lock_waits;
+        spdlog::warn("campaign {}: {}; retrying in {:.0f} s (wait {})", id, e.what(), delay,
+                     lock_waits);
+        // Transient: the store cannot take an event while another process holds its lock.
+        hub_.on_engine_event(id, "database_locked",
+                             {{"campaign_id", id},
+                              {"error", e.what()},
+                              {"attempt", lock_waits},
+                              {"retry_in_s", delay},
+                              {"waited_s", waited_s}});
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::milliseconds(static_cast<int>(delay * 1000));
+        while (std::chrono::steady_clock::now() < until && !worker->cancel.cancelled())
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        waited_s += delay;
+        if (!worker->cancel.cancelled()) continue;
+        outcome = EngineOutcome::interrupted;
+        break;
+      }
+      outcome = fail_campaign(id, e.what(), error);
+    } catch (const std::exception& e) {
+      outcome = fail_campaign(id, e.what(), error);
+    }
+    break;
+  }
+  if (lock_waits > 0) {
+    try {
+      hub_.record(id, "database_lock_waited",
+                  {{"campaign_id", id},
+                   {"waits", lock_waits},
+                   {"waited_s", waited_s},
+                   {"message",
+                    "the database was locked by another process; the campaign "
+                    "waited and resumed"}});
+    } catch (const std::exception& e) {
+      spdlog::error("campaign {}: cannot record the lock wait: {}", id, e.what());
     }
   }
 

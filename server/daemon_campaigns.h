@@ -91,6 +91,10 @@ class CampaignManager {
   void schedule_locked();
   void reap_locked();
   void run_worker(std::int64_t id, Worker* worker);
+  // One pass of the engine and the rules stage; a busy database propagates (sql::Error).
+  EngineOutcome run_campaign_once(std::int64_t id, Worker* worker, std::string& error);
+  // Records the campaign as failed with `what` (best effort); returns failed.
+  EngineOutcome fail_campaign(std::int64_t id, const std::string& what, std::string& error);
   // After the engine completed: the rules stage (write, validate, verify, store a rules
   // version), then "done" (or "failed" with the stage's error).
   EngineOutcome finish_campaign(std::int64_t id, JobExecutor& executor, const AlgorithmTable& table,

@@ -12,6 +12,7 @@
 #include "server/campaign_engine.h"
 #include "server/final_choice.h"
 #include "server/openapi.h"
+#include "server/rules_deployment.h"
 
 namespace colltune {
 namespace {
@@ -468,78 +469,77 @@ void add_api_routes(Router& router, ApiContext& api) {
                if (format == "text") return send_text(res, r->content, "text/plain; charset=utf-8");
                send_json(res, 200, rules_json(*r, true));
              });
+  // The one path check of deploys and rollbacks is rules/rules_deploy.h's (the CLI's too).
   auto rules_target = [&api](const json& body) {
     if (api.config.rules_dir.empty())
       throw conflict("deploy is disabled: the daemon has no rules_dir configured");
     const fs::path target = fs::path(api.config.rules_dir) / checked_rules_file_name(body);
-    // Never write through a link planted in the rules directory.
-    std::error_code ec;
-    if (fs::is_symlink(target, ec) || fs::is_symlink(history_dir(target), ec))
-      throw conflict(target.string() + " is a symbolic link; refusing to deploy through it");
+    try {
+      check_deploy_target(target);
+    } catch (const DeployRefused& e) {
+      throw conflict(e.what());
+    }
     return target;
   };
-  // Marks the version a target now holds (per the deploy history) as deployed there.
-  auto sync_deployed = [&api](const fs::path& target) {
-    std::optional<std::int64_t> live;
-    const auto active = active_version(target);
-    for (const auto& entry : deploy_history(target))
-      if (active && entry.version == *active && entry.provenance.extra.is_object() &&
-          entry.provenance.extra.contains("rules_version_id"))
-        live = entry.provenance.extra.at("rules_version_id").get<std::int64_t>();
-    for (const auto& r : api.store.rules_versions())
-      if (r.deployed_to == target.string() && (!live || r.id != *live))
-        api.store.set_rules_deployed(r.id, "");
-    if (live) api.store.set_rules_deployed(*live, target.string());
-    return live;
-  };
   router.add("POST", "/api/v1/rules/{id}/deploy", Access::admin, {},
-             [&api, rules_target, sync_deployed](const ApiRequest& req, httplib::Response& res) {
+             [&api, rules_target](const ApiRequest& req, httplib::Response& res) {
                const json body = req.json_body(true);
-               reject_unknown_fields(body, {"name"});
+               reject_unknown_fields(body, {"name", "force"});
+               if (body.contains("force") && !body.at("force").is_boolean())
+                 throw bad_request("force: must be true or false");
+               const bool force = body.value("force", false);
                auto r = api.store.rules_version(req.id("id"));
                if (!r) throw not_found("no rules version " + std::to_string(req.id("id")));
-               if (r->validation.is_object() && r->validation.contains("deployable") &&
-                   r->validation.at("deployable") == false)
+               if (validation_failed(*r))
                  throw conflict("rules version " + std::to_string(r->id) +
                                 " did not pass validation; it cannot be deployed");
                const auto target = rules_target(body);
+               const auto unverified = unverified_reason(*r);
+               if (unverified && !force)
+                 throw ApiError(
+                     409, "not_verified",
+                     "refusing to deploy: " + *unverified + "; \"force\": true deploys it anyway");
                DeployProvenance provenance;
                provenance.campaign = r->campaign_id ? std::to_string(*r->campaign_id) : "";
                provenance.fingerprint = r->fingerprint.is_null() ? "" : r->fingerprint.dump();
                provenance.source = "colltune daemon: rules version " + std::to_string(r->id);
-               provenance.extra = {{"rules_version_id", r->id}};
                if (req.principal) provenance.extra["deployed_by"] = req.principal->name;
+               if (unverified) provenance.extra["forced"] = *unverified;
                DeployResult result;
                try {
-                 result = deploy_rules(r->content, target, provenance);
+                 result = deploy_recorded(api.store, *r, target, provenance);
+               } catch (const DeployRefused& e) {
+                 throw conflict(e.what());
                } catch (const DeployError& e) {
                  throw ApiError(500, "deploy_failed", e.what());
                }
-               sync_deployed(target);
                api.hub.record(r->campaign_id, "rules_deployed",
                               {{"rules_version_id", r->id},
                                {"target", target.string()},
-                               {"version", result.version}});
+                               {"version", result.version},
+                               {"forced", unverified.has_value()}});
                send_json(
                    res, 200,
                    {{"rules_version", rules_json(*api.store.rules_version(r->id), false)},
                     {"deployment",
                      {{"target", target.string()},
                       {"version", result.version},
-                      {"previous", result.previous ? json(*result.previous) : json(nullptr)}}}});
+                      {"previous", result.previous ? json(*result.previous) : json(nullptr)}}},
+                    {"forced", unverified ? json(*unverified) : json(nullptr)},
+                    {"mca_snippet", mca_snippet(target)}});
              });
   router.add("POST", "/api/v1/rules/rollback", Access::admin, {},
-             [&api, rules_target, sync_deployed](const ApiRequest& req, httplib::Response& res) {
+             [&api, rules_target](const ApiRequest& req, httplib::Response& res) {
                const json body = req.json_body(true);
                reject_unknown_fields(body, {"name"});
                const auto target = rules_target(body);
                DeployResult result;
+               std::optional<std::int64_t> live;
                try {
-                 result = rollback_rules(target);
+                 result = rollback_recorded(api.store, target, live);
                } catch (const DeployError& e) {
                  throw conflict(std::string("cannot roll back: ") + e.what());
                }
-               const auto live = sync_deployed(target);
                api.hub.record(std::nullopt, "rules_rolled_back",
                               {{"target", target.string()},
                                {"version", result.version},

@@ -283,8 +283,7 @@ void Router::handle(const httplib::Request& req, httplib::Response& res) {
   } catch (const sql::Error& e) {
     spdlog::error("{} {}: {}", req.method, req.path, e.what());
     // Another process holds the database's write lock longer than the busy timeout: say so.
-    const int primary = e.code & 0xff;
-    if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    if (sql::is_busy(e)) {
       res.set_header("Retry-After", "5");
       send_json(res, 503,
                 error_body("unavailable",

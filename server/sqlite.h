@@ -17,6 +17,13 @@ struct Error : std::runtime_error {
   int code;
 };
 
+// Another connection held the lock longer than the busy timeout (SQLITE_BUSY / SQLITE_LOCKED,
+// extended codes included): the operation can be retried once the lock is gone.
+inline bool is_busy(const Error& e) {
+  const int primary = e.code & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
 class Statement {
  public:
   Statement(sqlite3* db, std::string_view sql);

@@ -1,6 +1,7 @@
 #include "server/store.h"
 
 #include <chrono>
+#include <filesystem>
 
 namespace colltune {
 namespace {
@@ -177,7 +178,51 @@ double unix_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-Store::Store(const std::string& path) : db_(path) { migrate(); }
+namespace {
+
+// A file that exists but holds 0 bytes is not a store SQLite would recognise: opening it
+// would silently make an empty one in its place (a truncated copy, a wrong path). Refused;
+// only a path that does not exist yet starts a new store. (A 0-byte main file next to a
+// non-empty write-ahead log is left to SQLite, which recovers from the log.)
+const std::string& refuse_empty_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || path == ":memory:" || !fs::is_regular_file(path, ec)) return path;
+  if (fs::file_size(path, ec) != 0 || ec) return path;
+  if (fs::file_size(path + "-wal", ec) > 0 && !ec) return path;
+  throw sql::Error("database " + path +
+                       " is an empty file (0 bytes), not a colltune store: remove it to start a "
+                       "new store, or give the path of the real one",
+                   SQLITE_NOTADB);
+}
+
+}  // namespace
+
+Store::Store(const std::string& path) : db_(refuse_empty_file(path)) {
+  check_integrity();
+  migrate();
+}
+
+void Store::check_integrity() {
+  // quick_check reads every page (O(size), without the index cross-checks of integrity_check):
+  // a store with damaged pages is refused at start instead of failing reads later.
+  std::string problems;
+  try {
+    auto s = db_.prepare("PRAGMA quick_check(5)");
+    while (s.step()) {
+      const std::string row = s.text(0);
+      if (row == "ok") continue;
+      problems += (problems.empty() ? "" : "; ") + row;
+    }
+  } catch (const sql::Error& e) {
+    problems = e.what();
+  }
+  if (!problems.empty())
+    throw sql::Error("database " + db_.path() + " is damaged (PRAGMA quick_check: " + problems +
+                         "): colltune will not use it; restore it from a backup, or salvage "
+                         "it with the sqlite3 shell's .recover",
+                     SQLITE_CORRUPT);
+}
 
 void Store::migrate() {
   std::lock_guard lock(mutex_);
@@ -641,6 +686,23 @@ void Store::set_rules_deployed(std::int64_t id, const std::string& deployed_to) 
       .bind(1, deployed_to)
       .bind(2, id)
       .exec();
+}
+
+void Store::record_deployment(const std::string& target,
+                              const std::function<std::optional<std::int64_t>()>& file_step) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const std::optional<std::int64_t> live = file_step();
+  db_.prepare("UPDATE rules_versions SET deployed_to = '' WHERE deployed_to = ? AND id != ?")
+      .bind(1, target)
+      .bind(2, live.value_or(-1))
+      .exec();
+  if (live)
+    db_.prepare("UPDATE rules_versions SET deployed_to = ? WHERE id = ?")
+        .bind(1, target)
+        .bind(2, *live)
+        .exec();
+  tx.commit();
 }
 
 std::optional<RulesVersionRecord> Store::rules_version(std::int64_t id) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -93,11 +94,16 @@ struct EventRecord {
 class Store {
  public:
   // Opens or creates the database and migrates its schema to the current version. Throws
-  // sql::Error when the file is not a colltune database or is newer than this build.
+  // sql::Error when the file is not a colltune database or is newer than this build, when it
+  // exists but is empty (0 bytes: only a path that does not exist starts a new store), and
+  // when PRAGMA quick_check finds damaged pages (the reason is in the message).
   explicit Store(const std::string& path);
 
   static constexpr int kSchemaVersion = 2;
   const std::string& path() const { return db_.path(); }
+  // How long a statement waits for another connection's lock before failing with
+  // SQLITE_BUSY (default 10 s).
+  void set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_.handle(), ms); }
 
   // Campaigns.
   std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,
@@ -167,6 +173,15 @@ class Store {
   std::int64_t add_rules_version(const RulesVersionRecord& record);
   void set_rules_verification(std::int64_t id, const nlohmann::json& verification);
   void set_rules_deployed(std::int64_t id, const std::string& deployed_to);
+  // A deploy or rollback of `target` and its record, all or nothing: takes the database's
+  // write lock first (BEGIN IMMEDIATE; a lock held by another process makes this throw
+  // sql::Error before `file_step` runs), then runs `file_step`, which changes the live file
+  // and returns the rules version now live there (nullopt: none of ours), then marks that
+  // version deployed to `target` and clears the mark of every other, and commits. When
+  // `file_step` throws, nothing is recorded. When the record or the commit fails after
+  // `file_step` ran, the exception propagates: the caller must take the file step back.
+  void record_deployment(const std::string& target,
+                         const std::function<std::optional<std::int64_t>()>& file_step);
   std::optional<RulesVersionRecord> rules_version(std::int64_t id);
   std::vector<RulesVersionRecord> rules_versions(std::optional<std::int64_t> campaign_id = {});
 
@@ -210,6 +225,7 @@ class Store {
 
  private:
   void migrate();
+  void check_integrity();
   RunRecord read_run(sql::Statement& s);
   // Inserts the campaign row; the caller holds mutex_ (and a transaction if it adds more).
   std::int64_t insert_campaign_locked(const std::string& name, const nlohmann::json& spec,

@@ -182,6 +182,7 @@ class DaemonProcess {
   }
 
   // Starts it and waits until it prints its URL. Returns the URL.
+  pid_t pid() const { return pid_; }  // 0 when not running
   std::string start(std::chrono::seconds timeout = std::chrono::seconds(30)) {
     std::ofstream(log_, std::ios::trunc).close();
     // Everything the child needs is built before fork (no allocation after it).

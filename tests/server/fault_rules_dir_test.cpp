@@ -45,7 +45,7 @@ class RulesDirFixture {
 
   TimedDeploy deploy(std::size_t which) {
     auto client = fault_client(url_);
-    auto res = client.Post("/api/v1/rules/" + std::to_string(versions_.at(which)) + "/deploy", "{}",
+    auto res = client.Post("/api/v1/rules/" + std::to_string(versions_.at(which)) + "/deploy", R"({"force":true})",
                            "application/json");
     return answer(res);
   }

@@ -224,13 +224,35 @@ TEST(HttpApi, DeployWritesOnlyIntoRulesDirAndRollsBack) {
   EXPECT_FALSE(versions.at("items")[0].contains("content"));
 
   const std::string target = d.dir() / "rules/tuned.conf";
-  auto res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy", R"({"name":"tuned.conf"})",
-                         "application/json");
+  // Sim campaigns are not verified on the real Open MPI: refused unless forced (issue 17.5).
+  auto res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy",
+                         R"({"name":"tuned.conf"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 409) << res->body;
+  EXPECT_EQ(json::parse(res->body)["error"]["code"], "not_verified");
+  EXPECT_NE(res->body.find("sim backend does not run the real Open MPI"), std::string::npos)
+      << res->body;
+  EXPECT_FALSE(std::filesystem::exists(target));
+  res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy",
+                    R"({"name":"tuned.conf","force":"yes"})", "application/json");
+  EXPECT_EQ(res->status, 400) << res->body;
+  res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy",
+                    R"({"name":"tuned.conf","force":true})", "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
+  {
+    const auto answer = json::parse(res->body);
+    EXPECT_NE(answer.at("forced").get<std::string>().find("not verified"), std::string::npos);
+    const auto snippet = answer.at("mca_snippet");
+    EXPECT_TRUE(snippet.at("detected").get<bool>()) << snippet.dump();
+    EXPECT_EQ(snippet.at("params_file"), "/etc/openmpi/openmpi-mca-params.conf");
+    EXPECT_NE(snippet.at("text").get<std::string>().find(
+                  "coll_tuned_dynamic_rules_filename = " + target),
+              std::string::npos);
+  }
   EXPECT_EQ(slurp(target), d.daemon().store().rules_version(v1)->content);
-  res = client.Post("/api/v1/rules/" + std::to_string(v2) + "/deploy", R"({"name":"tuned.conf"})",
-                    "application/json");
+  res = client.Post("/api/v1/rules/" + std::to_string(v2) + "/deploy",
+                    R"({"name":"tuned.conf","force":true})", "application/json");
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(slurp(target), d.daemon().store().rules_version(v2)->content);
   EXPECT_EQ(d.daemon().store().rules_version(v2)->deployed_to, target);
@@ -251,7 +273,8 @@ TEST(HttpApi, DeployWritesOnlyIntoRulesDirAndRollsBack) {
   EXPECT_EQ(res->status, 409);
 
   // Default name.
-  res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy", "", "application/json");
+  res = client.Post("/api/v1/rules/" + std::to_string(v1) + "/deploy", R"({"force":true})",
+                    "application/json");
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_TRUE(std::filesystem::exists(d.dir() / "rules/colltune-rules.conf"));
 }

@@ -81,7 +81,7 @@ TEST(RetuneHttp, CronCommandReTunesOnlyAfterTheClusterChanged) {
     EXPECT_EQ(version.at("fingerprint").at("model").at("backend"), "sim");
     auto deployed =
         client.Post("/api/v1/rules/" + std::to_string(version.at("id").get<int>()) + "/deploy",
-                    R"({"name": "colltune-rules.conf"})", "application/json");
+                    R"({"name": "colltune-rules.conf", "force": true})", "application/json");
     ASSERT_TRUE(deployed);
     ASSERT_EQ(deployed->status, 200) << deployed->body;
 

@@ -280,7 +280,8 @@ TEST(SecurityAdmin, AdminCreatesCancelsAndDeploysOnlyIntoRulesDir) {
     EXPECT_EQ(res->status, 400) << name << ": " << res->body;
   }
   auto res =
-      admin.Post("/api/v1/rules/1/deploy", json{{"name", "site.conf"}}.dump(), "application/json");
+      admin.Post("/api/v1/rules/1/deploy", json{{"name", "site.conf"}, {"force", true}}.dump(),
+                 "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body)["deployment"]["target"],

@@ -4,6 +4,10 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include "server/database_owner.h"
+#include "server/rules_deployment.h"
 
 namespace colltune {
 namespace {
@@ -100,9 +104,7 @@ TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
   }
   EXPECT_THROW(Store store(path_), sql::Error);
   const std::string newer = (dir_ / "newer.db").string();
-  {
-    Store store(newer);
-  }
+  { Store store(newer); }
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
@@ -154,6 +156,133 @@ TEST(RunOrder, OnlyRunsKeepsOrderAndIdentity) {
   // The field survives the job record.
   r.only_runs = {{1, 1}};
   EXPECT_EQ(nlohmann::json(r).get<BenchmarkRequest>().only_runs, r.only_runs);
+}
+
+// Issue 20.8: a 0-byte file is not silently turned into an empty store; a new path is.
+TEST_F(StoreTest, EmptyFileIsRefusedNewPathIsCreated) {
+  std::ofstream(path_).flush();
+  try {
+    Store store(path_);
+    FAIL() << "a 0-byte file was accepted";
+  } catch (const sql::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("empty file (0 bytes)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(path_), 0u);
+  std::filesystem::remove(path_);
+  Store created(path_);
+  EXPECT_EQ(created.count_campaigns(), 0);
+}
+
+// Issue 20.8: damaged pages are found at open (PRAGMA quick_check), with the reason.
+TEST_F(StoreTest, DamagedStoreIsRefusedAtOpen) {
+  {
+    Store store(path_);
+    for (int i = 0; i < 200; ++i)
+      store.create_campaign("campaign " + std::to_string(i), {{"pad", std::string(300, 'x')}},
+                            "done");
+  }
+  ASSERT_FALSE(std::filesystem::exists(path_ + "-wal") &&
+               std::filesystem::file_size(path_ + "-wal"));
+  ASSERT_GT(std::filesystem::file_size(path_), 8u * 4096);
+  {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3 * 4096);
+    const std::string garbage(4096, '\x5A');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  try {
+    Store store(path_);
+    FAIL() << "a damaged store was opened";
+  } catch (const sql::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("quick_check"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path_), std::string::npos) << e.what();
+  }
+}
+
+// Issue 20.2: one owner per database, refused with the holder's pid and role.
+TEST_F(StoreTest, OneOwnerPerDatabase) {
+  {
+    DatabaseOwner first(path_, "colltune serve");
+    try {
+      DatabaseOwner second(path_, "colltune tune --resume");
+      FAIL() << "two owners of one database";
+    } catch (const DatabaseInUse& e) {
+      EXPECT_NE(std::string(e.what()).find("in use by process " + std::to_string(::getpid()) +
+                                           " (colltune serve)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  DatabaseOwner after(path_, "colltune tune");  // released with its owner
+  DatabaseOwner memory(":memory:", "test");     // nothing to lock
+  DatabaseOwner memory_again(":memory:", "test");
+}
+
+// Issue 20.6: a deploy whose database record fails leaves the live file as it was.
+class DeployRecordTest : public StoreTest {
+ protected:
+  std::int64_t add_version(Store& store, const std::string& content) {
+    RulesVersionRecord r;
+    r.format = "classic";
+    r.content = content;
+    r.validation = {{"deployable", true}};
+    r.verification = {{"verified", true}};
+    return store.add_rules_version(r);
+  }
+  static std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
+
+TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
+  Store store(path_);
+  const auto v1 = add_version(store, "A\n");
+  const auto v2 = add_version(store, "B\n");
+  const auto target = dir_ / "live.conf";
+  deploy_recorded(store, *store.rules_version(v1), target, {});
+  ASSERT_EQ(slurp(target), "A\n");
+  // The record of the next deploy fails after the file went live (as a full disk or a lock
+  // would make it): the file must be taken back.
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "CREATE TRIGGER fail_deploy BEFORE UPDATE OF deployed_to ON "
+                           "rules_versions WHEN NEW.deployed_to != '' BEGIN SELECT "
+                           "RAISE(ABORT, 'injected record failure'); END;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  EXPECT_THROW(deploy_recorded(store, *store.rules_version(v2), target, {}), sql::Error);
+  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(active_version(target), 1);
+  EXPECT_EQ(deploy_history(target).size(), 2u);  // 0000 (absent) and 0001; 0002 forgotten
+  EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
+  EXPECT_EQ(store.rules_version(v2)->deployed_to, "");
+}
+
+TEST_F(DeployRecordTest, WriteLockHeldElsewhereLeavesTheFileUntouched) {
+  Store store(path_);
+  const auto v1 = add_version(store, "A\n");
+  const auto target = dir_ / "live.conf";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  store.set_busy_timeout_ms(200);  // the daemon waits 10 s; the outcome is the same
+  try {
+    deploy_recorded(store, *store.rules_version(v1), target, {});
+    ADD_FAILURE() << "deployed while the database was locked";
+  } catch (const sql::Error& e) {
+    EXPECT_TRUE(sql::is_busy(e)) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(target));
+  sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  deploy_recorded(store, *store.rules_version(v1), target, {});
+  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
 }
 
 }  // namespace
