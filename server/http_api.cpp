@@ -570,8 +570,22 @@ void add_api_routes(Router& router, ApiContext& api) {
             throw bad_request("Last-Event-ID must be an event id (digits)");
           last_id = std::stoll(text);
         }
+        const std::string client = req.http.remote_addr;
+        {
+          std::lock_guard<std::mutex> lock(api.streams_mutex);
+          if (api.streams_per_client[client] >= api.config.max_event_streams_per_client)
+            throw ApiError(429, "too_many_requests",
+                           "too many event streams open from " + client + " (" +
+                               std::to_string(api.config.max_event_streams_per_client) + ")");
+          ++api.streams_per_client[client];
+        }
+        auto release_client = [&api, client] {
+          std::lock_guard<std::mutex> lock(api.streams_mutex);
+          if (--api.streams_per_client[client] <= 0) api.streams_per_client.erase(client);
+        };
         if (api.event_streams.fetch_add(1) >= api.config.max_event_streams) {
           api.event_streams.fetch_sub(1);
+          release_client();
           throw ApiError(
               503, "unavailable",
               "too many event streams open (" + std::to_string(api.config.max_event_streams) + ")");
@@ -603,7 +617,10 @@ void add_api_routes(Router& router, ApiContext& api) {
               }
               return sink.write(out.data(), out.size());
             },
-            [&api](bool) { api.event_streams.fetch_sub(1); });
+            [&api, release_client](bool) {
+              api.event_streams.fetch_sub(1);
+              release_client();
+            });
       },
       /*streaming=*/true);
 }

@@ -26,6 +26,9 @@ struct ApiContext {
   Metrics& metrics;
   const DaemonConfig& config;
   std::atomic<int> event_streams{0};
+  // Open event streams per client address (each holds a worker thread for its life).
+  std::mutex streams_mutex;
+  std::map<std::string, int> streams_per_client;
   // Reports are costly (every run of the campaign); one is reused while the campaign's state,
   // update time, job and run counts are unchanged.
   std::mutex reports_mutex;
