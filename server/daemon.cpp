@@ -15,31 +15,24 @@
 namespace colltune {
 namespace {
 
-// The dashboard folder is served to anyone without a token: refuse one that holds the store,
-// the deployed rules or the TLS key (e.g. web_root "." next to colltune.db).
-void check_web_root_holds_no_secrets(const DaemonConfig& config) {
-  namespace fs = std::filesystem;
+// The dashboard folder is served to anyone without a token: refuse one from which the store
+// (and its -wal/-shm files beside it), the deployed rules or the TLS key can be reached, e.g.
+// web_root "." next to colltune.db, or a link inside web_root to the database's folder.
+void check_secrets_out_of_web_root(const DaemonConfig& config) {
   if (config.web_root.empty()) return;
-  const fs::path root = fs::weakly_canonical(config.web_root);
-  const std::pair<const char*, std::string> guarded[] = {
-      {"database", config.database == ":memory:" ? "" : config.database},
-      {"rules_dir", config.rules_dir},
-      {"tls_key", config.tls_key}};
-  for (const auto& [key, path] : guarded) {
-    if (path.empty()) continue;
-    const fs::path relative = fs::weakly_canonical(path).lexically_relative(root);
-    if (!relative.empty() && *relative.begin() != "..")
-      throw std::invalid_argument(std::string("web_root: '") + config.web_root + "' holds " + key +
-                                  " '" + path +
-                                  "'; files under web_root are public, point it at "
-                                  "the built dashboard (web/dist) only");
-  }
+  const std::string db = config.database == ":memory:" ? "" : config.database;
+  std::vector<std::pair<std::string, std::string>> secrets = {
+      {"database", db}, {"rules_dir", config.rules_dir}, {"tls_key", config.tls_key}};
+  if (!db.empty())
+    for (const char* suffix : {"-wal", "-shm", "-journal"})
+      secrets.push_back({"database", db + suffix});
+  check_web_root_holds_no_secrets(config.web_root, secrets);
 }
 
 }  // namespace
 
 Daemon::Daemon(DaemonConfig config) : config_(std::move(config)) {
-  check_web_root_holds_no_secrets(config_);  // before the store creates any file
+  check_secrets_out_of_web_root(config_);  // before the store creates any file
   store_ = std::make_unique<Store>(config_.database);
   hub_ = std::make_unique<EventHub>(*store_);
   metrics_ = std::make_unique<Metrics>();

@@ -266,6 +266,82 @@ TEST(HttpFrontDoor, EventStreamsPerClientAreCapped) {
   for (int fd : streams) ::close(fd);
 }
 
+// ---- issue 20 item 4: web_root ----
+
+std::filesystem::path make_dashboard(const TempDir& dir) {
+  const auto web = dir.path() / "web";
+  std::filesystem::create_directories(web / "assets");
+  std::ofstream(web / "index.html") << "<!doctype html><title>colltune dashboard</title>\n";
+  std::ofstream(web / "assets" / "app.js") << "console.log('dashboard');\n";
+  return web;
+}
+
+TEST(HttpFrontDoor, WebRootLinkToTheStoreIsRefusedAtStart) {
+  TempDir dir;
+  const auto web = make_dashboard(dir);
+  const auto data = dir.path() / "data";
+  std::filesystem::create_directories(data);
+  std::filesystem::create_directory_symlink(data, web / "assets" / "data");
+  json config = {{"listen", "127.0.0.1:0"},
+                 {"database", (data / "colltune.db").string()},
+                 {"web_root", web.string()},
+                 {"backends", {{"sim", json::object()}}}};
+  try {
+    Daemon d(parse_daemon_config(config));
+    ADD_FAILURE() << "a web_root linking to the store's folder was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("links"), std::string::npos) << message;
+    EXPECT_NE(message.find("database"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(data / "colltune.db"));
+  // A link to the key file itself, and one to the rules folder, likewise.
+  std::filesystem::remove(web / "assets" / "data");
+  std::ofstream(dir.path() / "key.pem") << "KEY";
+  std::filesystem::create_symlink(dir.path() / "key.pem", web / "k.pem");
+  config["tls_cert"] = (dir.path() / "cert.pem").string();
+  config["tls_key"] = (dir.path() / "key.pem").string();
+  EXPECT_THROW(Daemon(parse_daemon_config(config)), std::invalid_argument);
+  std::filesystem::remove(web / "k.pem");
+  config.erase("tls_cert");
+  config.erase("tls_key");
+  std::filesystem::create_directories(dir.path() / "rules" / "history");
+  std::filesystem::create_directory_symlink(dir.path() / "rules" / "history", web / "h");
+  config["rules_dir"] = (dir.path() / "rules").string();
+  EXPECT_THROW(Daemon(parse_daemon_config(config)), std::invalid_argument);
+}
+
+TEST(HttpFrontDoor, WebRootServesOnlyRegularFilesUnderItsRealPath) {
+  TempDir web_dir;
+  const auto web = make_dashboard(web_dir);
+  InProcessDaemon daemon(json{{"web_root", web.string()}});
+  auto client = bearer_client(daemon.url(), "");
+  auto index = client.Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_NE(index->body.find("colltune dashboard"), std::string::npos);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html");
+  auto asset = client.Get("/assets/app.js");
+  ASSERT_TRUE(asset);
+  EXPECT_EQ(asset->status, 200);
+  EXPECT_EQ(asset->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+  // Links planted after start: to the store's folder (database, WAL) and to a file outside.
+  std::ofstream(web_dir.path() / "secret.txt") << "TOPSECRET\n";
+  std::filesystem::create_directory_symlink(daemon.dir().path(), web / "assets" / "data");
+  std::filesystem::create_symlink(web_dir.path() / "secret.txt", web / "secret.txt");
+  std::filesystem::create_directory(web / "sub");  // a folder is not a file either
+  for (const char* path : {"/assets/data/colltune.db", "/assets/data/colltune.db-wal",
+                           "/secret.txt", "/sub", "/sub/", "/assets/data/"}) {
+    for (bool head : {false, true}) {
+      auto res = head ? client.Head(path) : client.Get(path);
+      ASSERT_TRUE(res) << path;
+      EXPECT_NE(res->status, 200) << path << (head ? " (HEAD)" : "");
+      EXPECT_EQ(res->body.find("SQLite format"), std::string::npos) << path;
+      EXPECT_EQ(res->body.find("TOPSECRET"), std::string::npos) << path;
+    }
+  }
+}
+
 // ---- issue 20 item 12: the HTTP parts ----
 
 TEST(HttpFrontDoor, FingerprintOfAnUnknownBackendIs400) {
