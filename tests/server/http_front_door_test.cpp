@@ -11,6 +11,7 @@
 
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/raw_http.h"
+#include "tests/server/tls_test_cert.h"
 
 namespace colltune::testing {
 namespace {
@@ -198,6 +199,38 @@ TEST(HttpFrontDoor, IdleConnectionsHoldNoWorker) {
   }
   expect_prompt_answers(daemon, 2.0);
   for (int fd : kept) ::close(fd);
+}
+
+TEST(HttpFrontDoor, UnfinishedTlsHandshakesHoldNoWorker) {
+  TempDir certs;
+  const std::string cert = certs / "cert.pem";
+  const std::string key = certs / "key.pem";
+  write_self_signed(cert, key);
+  json config = kFewWorkers;
+  config.update(json{{"tls_cert", cert}, {"tls_key", key}, {"http_header_timeout", 2}});
+  InProcessDaemon daemon(config);
+  // 100 clients that connect and send nothing, and one that stops in the middle of its
+  // ClientHello (a TLS record header announcing 512 bytes, then 3 of them).
+  SlowClients silent(daemon.daemon().port(), 100, std::chrono::milliseconds(0), true);
+  ASSERT_EQ(silent.connected(), 100u);
+  const int partial = raw_connect(daemon.daemon().port(), "127.0.0.60");
+  ASSERT_GE(partial, 0);
+  const std::string hello_start("\x16\x03\x01\x02\x00\x01\x00\x01", 8);
+  ::send(partial, hello_start.data(), hello_start.size(), MSG_NOSIGNAL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::SSLClient tls("127.0.0.1", daemon.daemon().port());
+  tls.set_ca_cert_path(cert.c_str());
+  tls.enable_server_certificate_verification(true);
+  tls.set_read_timeout(15);
+  const auto start = Clock::now();
+  auto res = tls.Get("/api/v1/health");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(seconds_since(start), 2.0);
+  // The half-done handshake is closed at the deadline (2 s after its connect).
+  const std::string rest = raw_read_all(partial, 8);
+  ::close(partial);
+  EXPECT_LT(seconds_since(start), 4.5);
 }
 
 TEST(HttpFrontDoor, HeadDeadlineIsTotalNotPerLine) {
