@@ -202,6 +202,7 @@ struct Connection {
   bool close = false;       // set by a worker: close instead of waiting for another request
   Clock::time_point deadline;
   std::size_t ready_bytes = 0;  // head + gate-read body of the request about to be served
+  bool large = false;           // its body is read by the worker (see Impl::large_waiting)
 
   ~Connection() {
     transport.reset();
@@ -343,6 +344,11 @@ struct HttpGate::Impl {
   std::condition_variable queue_cv;
   std::deque<Connection*> queue;
   std::vector<Connection*> returned;
+  // Requests whose body the worker reads (over kGateBodyBytes, or chunked): a slow sender
+  // holds its worker, so at most max_large of them run at once; the others wait here.
+  int large_running = 0;  // gate thread only
+  int max_large = 1;
+  std::deque<Connection*> large_waiting;
   HttpGateStats stats_;
   std::atomic<int> open{0};
 
@@ -419,6 +425,7 @@ struct HttpGate::Impl {
   }
 
   void start() {
+    max_large = std::max(1, options.workers / 4);
     wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd < 0) throw std::runtime_error("eventfd failed");
     RequestRunner::set_listening(server, listen_fd);
@@ -556,13 +563,23 @@ struct HttpGate::Impl {
     c->ready_bytes = verdict.head.size() + body_here;
     c->phase = Connection::Phase::queued;
     c->idle = false;
+    c->large = verdict.chunked || verdict.content_length > body_here;
+    if (c->large && large_running >= max_large) {
+      large_waiting.push_back(c);
+      return true;
+    }
+    dispatch(c);
+    return true;
+  }
+
+  void dispatch(Connection* c) {
+    if (c->large) ++large_running;
     {
       std::lock_guard<std::mutex> lock(mutex);
       queue.push_back(c);
       ++stats_.requests;
     }
     queue_cv.notify_one();
-    return true;
   }
 
   void take_returned() {
@@ -572,6 +589,15 @@ struct HttpGate::Impl {
       back.swap(returned);
     }
     for (Connection* c : back) {
+      if (c->large) {
+        c->large = false;
+        --large_running;
+        if (!large_waiting.empty() && !stopping) {
+          Connection* next = large_waiting.front();
+          large_waiting.pop_front();
+          dispatch(next);
+        }
+      }
       if (c->close || stopping) {
         close_connection(c);
         continue;

@@ -18,6 +18,10 @@
 //     answered 503 and closed at once (the accept queue never fills up with them). In a worker,
 //     every read or write waits at most io_timeout and the whole request body must arrive
 //     within request_timeout.
+//   - A request whose body is larger than kGateBodyBytes (or chunked) has its body read by the
+//     worker (each read within io_timeout, the whole body within request_timeout); at most a
+//     quarter of the workers run such requests at once, the others wait in the gate, so slow
+//     uploads cannot take every worker either.
 //   - Long-lived event streams run in a worker for their whole life; the API bounds how many
 //     there are (max_event_streams, and per client) below the number of workers.
 // Errors the gate answers itself (400 framing, 408, 431, 503) are JSON like the API's and close

@@ -201,6 +201,37 @@ TEST(HttpFrontDoor, IdleConnectionsHoldNoWorker) {
   for (int fd : kept) ::close(fd);
 }
 
+TEST(HttpFrontDoor, SlowLargeBodiesHoldAtMostAQuarterOfTheWorkers) {
+  // A body over 64 KiB is read by a worker; 20 clients trickling one (no token needed: the
+  // body is read before routing) may hold 1 of the 4 workers, not all of them.
+  InProcessDaemon daemon(kFewWorkers);
+  std::vector<int> uploads;
+  const std::string head =
+      "POST /api/v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 200000\r\n\r\n{\"name\": \"";
+  for (int i = 0; i < 20; ++i) {
+    const int fd =
+        raw_connect(daemon.daemon().port(), ("127.0.0." + std::to_string(2 + i)).c_str());
+    ASSERT_GE(fd, 0);
+    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    uploads.push_back(fd);
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    while (!done) {
+      for (int fd : uploads) ::send(fd, "a", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  expect_prompt_answers(daemon, 2.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  expect_prompt_answers(daemon, 2.0);
+  done = true;
+  trickle.join();
+  for (int fd : uploads) ::close(fd);
+}
+
 TEST(HttpFrontDoor, UnfinishedTlsHandshakesHoldNoWorker) {
   TempDir certs;
   const std::string cert = certs / "cert.pem";
