@@ -264,6 +264,17 @@ TEST(HttpFrontDoor, UnfinishedTlsHandshakesHoldNoWorker) {
   EXPECT_LT(seconds_since(start), 4.5);
 }
 
+TEST(HttpFrontDoor, ServesOverIpv6) {
+  InProcessDaemon daemon(json{{"listen", "[::1]:0"}});
+  ASSERT_EQ(daemon.url().rfind("http://[::1]:", 0), 0u) << daemon.url();
+  auto client = daemon.client(kViewerToken);
+  for (int i = 0; i < 3; ++i) {  // one keep-alive connection, three requests
+    auto res = client.Get("/api/v1/campaigns");
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+  }
+}
+
 TEST(HttpFrontDoor, HeadDeadlineIsTotalNotPerLine) {
   InProcessDaemon daemon(json{{"http_header_timeout", 1}});
   // A line every 200 ms never trips a per-read timeout; the 1 s total deadline closes it.
