@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/http_head.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/raw_http.h"
 #include "tests/server/tls_test_cert.h"
@@ -109,6 +110,37 @@ TEST(HttpFrontDoor, AmbiguousFramingIsRejectedWith400) {
                        "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                        "2\r\n{}\r\n0\r\n\r\n");
   EXPECT_EQ(status_of(chunked), 404) << chunked;
+}
+
+TEST(HttpHead, WhereTheHeadEndsAndWhatIsAddedToIt) {
+  EXPECT_FALSE(request_head_length("GET / HTTP/1.1\r\nHost: x\r\n"));
+  EXPECT_EQ(request_head_length("GET / HTTP/1.1\r\n\r\nnext"), 18u);
+  EXPECT_EQ(request_head_length("GET / HTTP/1.1\n\n"), 16u);  // complete, so refused at once
+  EXPECT_EQ(inspect_request_head("GET / HTTP/1.1\n\n").status, 400);
+  // No length: none is waited for; a POST is told so explicitly, a GET is left alone.
+  auto post = inspect_request_head("POST /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(post.status, 0);
+  EXPECT_EQ(post.head, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  auto get = inspect_request_head("GET /x HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(get.head, "GET /x HTTP/1.1\r\n\r\n");
+  // Equal duplicates agree; the length and chunking are reported.
+  auto same =
+      inspect_request_head("POST /x HTTP/1.1\r\nContent-Length: 12\r\ncontent-length: 012\r\n\r\n");
+  EXPECT_EQ(same.status, 0) << same.message;
+  EXPECT_EQ(same.content_length, 12u);
+  EXPECT_TRUE(
+      inspect_request_head("POST /x HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n").chunked);
+  EXPECT_EQ(inspect_request_head("POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").status,
+            400);
+  EXPECT_EQ(inspect_request_head("GET / HTTP/2.0\r\n\r\n").status, 505);
+  EXPECT_EQ(inspect_request_head("GET / FTP/1.0\r\n\r\n").status, 400);
+  EXPECT_EQ(inspect_request_head("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n").status, 400);
+  EXPECT_EQ(
+      inspect_request_head("GET / HTTP/1.1\r\nContent-Length: 99999999999999999\r\n\r\n").status,
+      400);
+  EXPECT_TRUE(
+      inspect_request_head("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+          .expects_continue);
 }
 
 // ---- issue 20 item 1: slow and idle connections ----
