@@ -73,6 +73,7 @@ void Daemon::start() {
   gate.tls_key = config_.tls_key;
   gate_ = std::make_unique<HttpGate>(*server_, gate);
   port_ = gate_->bind(config_.listen_host, config_.listen_port);
+  api_->http_stats = [g = gate_.get()] { return g->stats(); };
   gate_->start();
   campaigns_->start();
   started_ = true;

@@ -242,6 +242,17 @@ void add_api_routes(Router& router, ApiContext& api) {
         api.metrics.set_gauge("colltune_active_campaign_workers",
                               static_cast<double>(api.campaigns.active_workers()));
         api.metrics.set_gauge("colltune_event_streams", api.event_streams.load());
+        if (api.http_stats) {
+          const HttpGateStats http = api.http_stats();
+          api.metrics.set_gauge("colltune_http_connections_open", http.open);
+          api.metrics.set_gauge("colltune_http_connections_accepted",
+                                static_cast<double>(http.accepted));
+          api.metrics.set_gauge("colltune_http_connections_refused",
+                                static_cast<double>(http.refused_busy));
+          api.metrics.set_gauge("colltune_http_head_timeouts",
+                                static_cast<double>(http.head_timeouts));
+          api.metrics.set_gauge("colltune_http_bad_heads", static_cast<double>(http.bad_heads));
+        }
         send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
       });
 

@@ -348,8 +348,13 @@ TEST(HttpFrontDoor, ConnectionsPerClientAreCapped) {
   ::close(extra);
   EXPECT_EQ(status_of(answer), 503) << answer;
   EXPECT_LT(seconds_since(start), 2.0);
-  // ... while other clients are served.
+  // ... while other clients are served; /metrics counts the refusal.
   expect_prompt_answers(daemon, 2.0);
+  auto metrics = daemon.client(kViewerToken).Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("colltune_http_connections_refused 1\n"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("colltune_http_connections_open "), std::string::npos);
   for (int fd : held) ::close(fd);
 }
 
