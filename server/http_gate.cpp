@@ -347,6 +347,7 @@ struct HttpGate::Impl {
   // Requests whose body the worker reads (over kGateBodyBytes, or chunked): a slow sender
   // holds its worker, so at most max_large of them run at once; the others wait here.
   int large_running = 0;  // gate thread only
+  Clock::time_point accept_paused_until{};
   int max_large = 1;
   std::deque<Connection*> large_waiting;
   HttpGateStats stats_;
@@ -457,7 +458,13 @@ struct HttpGate::Impl {
       socklen_t len = sizeof addr;
       const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
                                SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd < 0) return;  // EAGAIN, or EMFILE: the next round retries
+      if (fd < 0) {
+        // Out of descriptors: leave the rest in the kernel's queue for a moment instead of
+        // spinning on a listening socket that stays readable.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          accept_paused_until = Clock::now() + std::chrono::milliseconds(100);
+        return;
+      }
       auto c = std::make_unique<Connection>();
       c->fd = fd;
       address_of(addr, len, c->ip, c->port);
@@ -641,8 +648,10 @@ struct HttpGate::Impl {
       fds.clear();
       polled.clear();
       fds.push_back({wake_fd, POLLIN, 0});
-      fds.push_back({listen_fd, POLLIN, 0});
+      const bool accepting = now >= accept_paused_until;
+      fds.push_back({accepting ? listen_fd : -1, POLLIN, 0});  // poll() skips a negative fd
       Clock::time_point next = now + std::chrono::seconds(1);
+      if (!accepting) next = std::min(next, accept_paused_until);
       for (auto& [raw, c] : connections) {
         if (c->phase != Connection::Phase::head && c->phase != Connection::Phase::handshake)
           continue;
