@@ -196,7 +196,9 @@ struct Connection {
   std::unique_ptr<Transport> transport;
   std::string in;  // received bytes; those before `pos` are consumed
   std::size_t pos = 0;
-  enum class Phase { handshake, head, queued, serving } phase = Phase::head;
+  // handshake, head: waits in the gate (polled). queued: with a worker or waiting for one; the
+  // gate thread alone writes `phase` (it reads it while a worker holds the connection).
+  enum class Phase { handshake, head, queued } phase = Phase::head;
   bool want_write = false;  // TLS: the handshake or a read waits for POLLOUT
   bool idle = false;        // between requests (keep-alive): idle_timeout applies
   bool close = false;       // set by a worker: close instead of waiting for another request
@@ -697,7 +699,6 @@ struct HttpGate::Impl {
         c = queue.front();
         queue.pop_front();
       }
-      c->phase = Connection::Phase::serving;
       if (stopping) {
         c->close = true;
       } else {
