@@ -8,7 +8,9 @@
 //     (server/http_head.h). Waiting there costs a file descriptor and a buffer, no thread.
 //   - Only a connection with a complete, well-framed request is queued for a worker. The worker
 //     runs cpp-httplib's request processing on a Stream over that buffer (routing, handlers,
-//     static files, SSE), then gives the connection back to the gate. Bytes that arrived after
+//     static files, SSE), and the requests that follow at once on the same connection
+//     (already buffered, or arriving within 2 ms; at most 100 in a row); then it gives the
+//     connection back to the gate. Bytes that arrived after
 //     the request stay in the buffer: pipelined requests are answered in order.
 //   - Bounds: a head (and TLS handshake) must be complete within header_timeout of the first
 //     byte (of the accept for a new connection), whatever the pace of the bytes: a client
