@@ -1,14 +1,14 @@
 // `colltune serve`: the daemon. Settings come from --config FILE, COLLTUNE_<KEY> variables and
 // one flag per key (--listen, --database, ...), flags winning. SIGINT/SIGTERM stop it cleanly;
 // its running campaigns resume when it starts again (a kill -9 loses nothing either).
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <pthread.h>
-
-#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "server/config.h"
@@ -26,8 +26,8 @@ int run_serve(const ServeArgs& args, const std::map<std::string, CLI::Option*>& 
   std::map<std::string, std::string> flags;
   for (const auto& [key, option] : options)
     if (option->count() > 0) flags[key] = args.values.at(key);
-  const DaemonConfig config = parse_daemon_config(
-      layered_daemon_config(args.config_file, [](const char* name) { return std::getenv(name); }, flags));
+  const DaemonConfig config = parse_daemon_config(layered_daemon_config(
+      args.config_file, [](const char* name) { return std::getenv(name); }, flags));
   if (spdlog::get_level() == spdlog::level::warn) spdlog::set_level(spdlog::level::info);
 
   // Every thread the daemon starts inherits this mask; only sigwait below sees the signals.
@@ -40,7 +40,8 @@ int run_serve(const ServeArgs& args, const std::map<std::string, CLI::Option*>& 
 
   Daemon daemon(config);
   daemon.start();
-  std::printf("colltune: listening on %s (store %s)\n", daemon.url().c_str(), config.database.c_str());
+  std::printf("colltune: listening on %s (store %s)\n", daemon.url().c_str(),
+              config.database.c_str());
   std::fflush(stdout);
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -57,7 +58,8 @@ void add_serve_command(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto options = std::make_shared<std::map<std::string, CLI::Option*>>();
   auto* cmd = app.add_subcommand("serve", "Run the colltune daemon (REST API, campaigns, events)");
-  cmd->add_option("--config", args->config_file, "JSON config file; its keys are the options below without --, with _ for -");
+  cmd->add_option("--config", args->config_file,
+                  "JSON config file; its keys are the options below without --, with _ for -");
   static const std::map<std::string, std::string> help = {
       {"listen", "host:port to listen on (default 127.0.0.1:8080; port 0 = any)"},
       {"database", "SQLite store (default colltune.db)"},
@@ -72,6 +74,12 @@ void add_serve_command(CLI::App& app) {
       {"max_body_bytes", "Largest request body accepted (default 1048576)"},
       {"http_threads", "HTTP worker threads (default 96)"},
       {"max_event_streams", "Concurrent /api/v1/events streams (default 32)"},
+      {"max_event_streams_per_client", "Event streams one client address may hold (default 8)"},
+      {"http_header_timeout", "Seconds for a TLS handshake and a whole request head (default 10)"},
+      {"http_idle_timeout",
+       "Seconds a keep-alive connection may wait between requests (default 10)"},
+      {"max_connections", "Open HTTP connections in all (default 4096)"},
+      {"max_connections_per_client", "Open HTTP connections from one address (default 128)"},
       {"web_root", "Folder of the built web dashboard (web/dist), served at /"}};
   for (const auto& key : daemon_config_keys()) {
     std::string flag = "--" + key;

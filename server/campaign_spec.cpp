@@ -33,7 +33,12 @@ T get_number(const nlohmann::json& j, const std::string& field, T lo, T hi) {
 std::string get_string(const nlohmann::json& j, const std::string& field, std::size_t max_len) {
   if (!j.is_string()) bad(field, "must be a string");
   auto s = j.get<std::string>();
-  if (s.size() > max_len) bad(field, "longer than " + std::to_string(max_len) + " characters");
+  // Characters are UTF-8 code points (the JSON parser checked the encoding), not bytes: a name
+  // of 200 accented letters is 400 bytes and allowed.
+  const auto characters = std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  if (static_cast<std::size_t>(characters) > max_len)
+    bad(field, "longer than " + std::to_string(max_len) + " characters");
   for (char c : s)
     if (static_cast<unsigned char>(c) < 0x20) bad(field, "contains control characters");
   return s;

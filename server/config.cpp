@@ -43,20 +43,26 @@ bool get_bool(const nlohmann::json& j, const std::string& key) {
 enum class KeyKind { string, integer, boolean, structured };
 
 const std::map<std::string, KeyKind>& key_kinds() {
-  static const std::map<std::string, KeyKind> kinds = {{"listen", KeyKind::string},
-                                                       {"database", KeyKind::string},
-                                                       {"rules_dir", KeyKind::string},
-                                                       {"osu_dir", KeyKind::string},
-                                                       {"backends", KeyKind::structured},
-                                                       {"tokens", KeyKind::structured},
-                                                       {"anonymous_read", KeyKind::boolean},
-                                                       {"max_concurrent_jobs", KeyKind::integer},
-                                                       {"tls_cert", KeyKind::string},
-                                                       {"tls_key", KeyKind::string},
-                                                       {"max_body_bytes", KeyKind::integer},
-                                                       {"http_threads", KeyKind::integer},
-                                                       {"max_event_streams", KeyKind::integer},
-                                                       {"web_root", KeyKind::string}};
+  static const std::map<std::string, KeyKind> kinds = {
+      {"listen", KeyKind::string},
+      {"database", KeyKind::string},
+      {"rules_dir", KeyKind::string},
+      {"osu_dir", KeyKind::string},
+      {"backends", KeyKind::structured},
+      {"tokens", KeyKind::structured},
+      {"anonymous_read", KeyKind::boolean},
+      {"max_concurrent_jobs", KeyKind::integer},
+      {"tls_cert", KeyKind::string},
+      {"tls_key", KeyKind::string},
+      {"max_body_bytes", KeyKind::integer},
+      {"http_threads", KeyKind::integer},
+      {"max_event_streams", KeyKind::integer},
+      {"max_event_streams_per_client", KeyKind::integer},
+      {"http_header_timeout", KeyKind::integer},
+      {"http_idle_timeout", KeyKind::integer},
+      {"max_connections", KeyKind::integer},
+      {"max_connections_per_client", KeyKind::integer},
+      {"web_root", KeyKind::string}};
   return kinds;
 }
 
@@ -142,10 +148,25 @@ const BackendConfig* DaemonConfig::backend(const std::string& name) const {
 }
 
 const std::vector<std::string>& daemon_config_keys() {
-  static const std::vector<std::string> keys = {
-      "listen",         "database",       "rules_dir",           "osu_dir",  "backends",
-      "tokens",         "anonymous_read", "max_concurrent_jobs", "tls_cert", "tls_key",
-      "max_body_bytes", "http_threads",   "max_event_streams",   "web_root"};
+  static const std::vector<std::string> keys = {"listen",
+                                                "database",
+                                                "rules_dir",
+                                                "osu_dir",
+                                                "backends",
+                                                "tokens",
+                                                "anonymous_read",
+                                                "max_concurrent_jobs",
+                                                "tls_cert",
+                                                "tls_key",
+                                                "max_body_bytes",
+                                                "http_threads",
+                                                "max_event_streams",
+                                                "web_root",
+                                                "max_event_streams_per_client",
+                                                "http_header_timeout",
+                                                "http_idle_timeout",
+                                                "max_connections",
+                                                "max_connections_per_client"};
   return keys;
 }
 
@@ -206,6 +227,21 @@ DaemonConfig parse_daemon_config(const nlohmann::json& j) {
   if (j.contains("max_event_streams"))
     c.max_event_streams =
         static_cast<int>(get_int(j.at("max_event_streams"), "max_event_streams", 1, 1024));
+  if (j.contains("max_event_streams_per_client"))
+    c.max_event_streams_per_client = static_cast<int>(
+        get_int(j.at("max_event_streams_per_client"), "max_event_streams_per_client", 1, 1024));
+  if (j.contains("http_header_timeout"))
+    c.http_header_timeout =
+        static_cast<int>(get_int(j.at("http_header_timeout"), "http_header_timeout", 1, 300));
+  if (j.contains("http_idle_timeout"))
+    c.http_idle_timeout =
+        static_cast<int>(get_int(j.at("http_idle_timeout"), "http_idle_timeout", 1, 3600));
+  if (j.contains("max_connections"))
+    c.max_connections =
+        static_cast<int>(get_int(j.at("max_connections"), "max_connections", 16, 1 << 20));
+  if (j.contains("max_connections_per_client"))
+    c.max_connections_per_client = static_cast<int>(
+        get_int(j.at("max_connections_per_client"), "max_connections_per_client", 1, 1 << 20));
   if (c.max_event_streams >= c.http_threads)
     bad("max_event_streams", "must be below http_threads (each stream holds a thread)");
   if (j.contains("tokens")) c.tokens = parse_tokens(j.at("tokens"));

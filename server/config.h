@@ -12,7 +12,13 @@
 //     "anonymous_read": false,             reads without a token, from loopback clients only
 //     "max_concurrent_jobs": 1,            default cap of running campaigns per backend
 //     "tls_cert": "", "tls_key": "",       PEM files: serve HTTPS when both are set
-//     "max_body_bytes": 1048576, "http_threads": 96, "max_event_streams": 32
+//     "max_body_bytes": 1048576, "http_threads": 96, "max_event_streams": 32,
+//     "max_event_streams_per_client": 8,   event streams one client address may hold
+//     "http_header_timeout": 10,           s: TLS handshake + whole request head (then 408)
+//     "http_idle_timeout": 10,             s: a keep-alive connection between requests
+//     "max_connections": 4096,             open connections (also capped by RLIMIT_NOFILE)
+//     "max_connections_per_client": 128    open connections from one client address
+//   (server/http_gate.h: waiting for a request head holds no worker thread)
 //   }
 //
 // Unknown keys, wrong types and out-of-range values are rejected with a message naming the key.
@@ -22,11 +28,10 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/auth.h"
 
@@ -35,7 +40,7 @@ namespace colltune {
 struct BackendConfig {
   std::string name;
   nlohmann::json settings = nlohmann::json::object();  // as given to make_backend
-  int max_concurrent_jobs = 1;  // campaigns running at once on this backend
+  int max_concurrent_jobs = 1;                         // campaigns running at once on this backend
 };
 
 struct DaemonConfig {
@@ -44,7 +49,7 @@ struct DaemonConfig {
   std::string database = "colltune.db";
   std::string rules_dir;  // empty: deploy and rollback are refused
   std::string osu_dir;
-  std::string web_root;  // built dashboard (web/dist) served at /; empty: none
+  std::string web_root;                 // built dashboard (web/dist) served at /; empty: none
   std::vector<BackendConfig> backends;  // never empty after parsing (default: local)
   std::vector<TokenEntry> tokens;
   bool anonymous_read = false;
@@ -54,6 +59,11 @@ struct DaemonConfig {
   std::size_t max_body_bytes = 1 << 20;
   int http_threads = 96;
   int max_event_streams = 32;
+  int max_event_streams_per_client = 8;
+  int http_header_timeout = 10;  // seconds
+  int http_idle_timeout = 10;    // seconds
+  int max_connections = 4096;
+  int max_connections_per_client = 128;
 
   const BackendConfig* backend(const std::string& name) const;
   bool tls() const { return !tls_cert.empty(); }

@@ -21,6 +21,8 @@ class Server;
 
 namespace colltune {
 
+class HttpGate;
+
 class Daemon {
  public:
   // Opens the store (creating it) and declares the routes; listens only in start().
@@ -54,8 +56,8 @@ class Daemon {
   std::unique_ptr<CampaignManager> campaigns_;
   std::unique_ptr<ApiContext> api_;
   std::unique_ptr<Router> router_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread listener_;
+  std::unique_ptr<httplib::Server> server_;  // routes only: the gate owns every socket
+  std::unique_ptr<HttpGate> gate_;
   int port_ = 0;
   bool started_ = false;
   bool stopped_ = false;

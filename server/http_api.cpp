@@ -243,6 +243,17 @@ void add_api_routes(Router& router, ApiContext& api) {
         api.metrics.set_gauge("colltune_active_campaign_workers",
                               static_cast<double>(api.campaigns.active_workers()));
         api.metrics.set_gauge("colltune_event_streams", api.event_streams.load());
+        if (api.http_stats) {
+          const HttpGateStats http = api.http_stats();
+          api.metrics.set_gauge("colltune_http_connections_open", http.open);
+          api.metrics.set_gauge("colltune_http_connections_accepted",
+                                static_cast<double>(http.accepted));
+          api.metrics.set_gauge("colltune_http_connections_refused",
+                                static_cast<double>(http.refused_busy));
+          api.metrics.set_gauge("colltune_http_head_timeouts",
+                                static_cast<double>(http.head_timeouts));
+          api.metrics.set_gauge("colltune_http_bad_heads", static_cast<double>(http.bad_heads));
+        }
         send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
       });
 
@@ -570,8 +581,22 @@ void add_api_routes(Router& router, ApiContext& api) {
             throw bad_request("Last-Event-ID must be an event id (digits)");
           last_id = std::stoll(text);
         }
+        const std::string client = req.http.remote_addr;
+        {
+          std::lock_guard<std::mutex> lock(api.streams_mutex);
+          if (api.streams_per_client[client] >= api.config.max_event_streams_per_client)
+            throw ApiError(429, "too_many_requests",
+                           "too many event streams open from " + client + " (" +
+                               std::to_string(api.config.max_event_streams_per_client) + ")");
+          ++api.streams_per_client[client];
+        }
+        auto release_client = [&api, client] {
+          std::lock_guard<std::mutex> lock(api.streams_mutex);
+          if (--api.streams_per_client[client] <= 0) api.streams_per_client.erase(client);
+        };
         if (api.event_streams.fetch_add(1) >= api.config.max_event_streams) {
           api.event_streams.fetch_sub(1);
+          release_client();
           throw ApiError(
               503, "unavailable",
               "too many event streams open (" + std::to_string(api.config.max_event_streams) + ")");
@@ -603,7 +628,10 @@ void add_api_routes(Router& router, ApiContext& api) {
               }
               return sink.write(out.data(), out.size());
             },
-            [&api](bool) { api.event_streams.fetch_sub(1); });
+            [&api, release_client](bool) {
+              api.event_streams.fetch_sub(1);
+              release_client();
+            });
       },
       /*streaming=*/true);
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -13,6 +14,7 @@
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
 #include "server/events.h"
+#include "server/http_gate.h"
 #include "server/http_router.h"
 #include "server/metrics.h"
 #include "server/store.h"
@@ -26,6 +28,11 @@ struct ApiContext {
   Metrics& metrics;
   const DaemonConfig& config;
   std::atomic<int> event_streams{0};
+  // Open event streams per client address (each holds a worker thread for its life).
+  std::mutex streams_mutex;
+  std::map<std::string, int> streams_per_client;
+  // The front door's counters (set by the daemon once its gate exists), for /metrics.
+  std::function<HttpGateStats()> http_stats;
   // Reports are costly (every run of the campaign); one is reused while the campaign's state,
   // update time, job and run counts are unchanged.
   std::mutex reports_mutex;

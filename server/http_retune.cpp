@@ -29,14 +29,17 @@ void add_retune_routes(Router& router, ApiContext& api) {
              [&api](const ApiRequest& req, httplib::Response& res) {
                std::string name;
                if (auto q = req.query("backend")) {
-                 name = *q;
-               } else if (auto rules = rules_version_to_check(api.store, std::nullopt);
-                          rules && rules->campaign_id) {
-                 if (auto c = api.store.campaign(*rules->campaign_id); c && c->spec.is_object())
-                   name = c->spec.value("backend", std::string());
+                 // A named backend is answered for or refused (400), never swapped for another.
+                 name = configured_backend(api, *q).name;
+               } else {
+                 if (auto rules = rules_version_to_check(api.store, std::nullopt);
+                     rules && rules->campaign_id) {
+                   if (auto c = api.store.campaign(*rules->campaign_id); c && c->spec.is_object())
+                     name = c->spec.value("backend", std::string());
+                 }
+                 if (name.empty() || !api.config.backend(name))
+                   name = api.config.backends.front().name;
                }
-               if (name.empty() || !api.config.backend(name))
-                 name = api.config.backends.front().name;
                send_json(res, 200, {{"backend", name}, {"fingerprint", fingerprint_of(api, name)}});
              });
 

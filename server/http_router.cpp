@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 
 #include "server/sqlite.h"
 
@@ -201,7 +202,12 @@ void Router::add(std::string method, std::string path, Access access, std::set<s
 void Router::authorize(const Route& route, const httplib::Request& req, ApiRequest& api) const {
   if (route.access == Access::public_) return;
   if (req.has_header("Authorization")) {
-    auto token = parse_bearer(req.get_header_value("Authorization"));
+    // The raw value: httplib's get_header_value() stops at a NUL, which would let
+    // "Bearer <token>\0junk" pass as <token>. One header only, no byte below 0x20.
+    const auto [first, last] = req.headers.equal_range("Authorization");
+    if (std::next(first) != last)
+      throw ApiError(401, "unauthorized", "more than one Authorization header");
+    auto token = parse_bearer(first->second);
     if (!token)
       throw ApiError(401, "unauthorized",
                      "malformed Authorization header (expected 'Bearer <token>')");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load suite of `colltune serve` (docs/reliability/load.md). Loopback only, bounded in time.
 #
-#   bench/daemon/load-suite.sh [load|soak|all]        (default: all)
+#   bench/daemon/load-suite.sh [load|soak|exhaust|all]        (default: all)
 #
 # load: a finished campaign (id 1) is prepared at pace 0, then the daemon restarts on the same
 #       store with the sim backend paced (runs take their simulated wall time) and RUNNING
@@ -22,7 +22,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-load}
-BIN=$BUILD/cli/colltune
+BIN=${COLLTUNE_BIN:-$BUILD/cli/colltune}  # COLLTUNE_BIN: another build (before/after runs)
 OUT=${OUT:-/tmp/colltune-load-$(date +%Y%m%d-%H%M%S)}
 LOAD_SECONDS=${LOAD_SECONDS:-600}
 WRK_SECONDS=${WRK_SECONDS:-20}
@@ -154,7 +154,8 @@ config() {  # config PACE MAX_CONCURRENT DATABASE
   cat <<EOF
 {"listen": "127.0.0.1:0", "database": "$3", "rules_dir": "$OUT/rules",
  "backends": {"sim": {"max_concurrent_jobs": $2, "pace": $1}},
- "tokens": $TOKENS, "http_threads": 256, "max_event_streams": 128}
+ "tokens": $TOKENS, "http_threads": 256, "max_event_streams": 128,
+ "max_event_streams_per_client": 128, "max_connections_per_client": 1024}
 EOF
 }
 
@@ -228,11 +229,37 @@ soak_phase() {
 }
 
 { echo "# colltune load suite: $(date -u +%FT%TZ), $(nproc) cores"; uptime; } | tee "$OUT/summary.txt"
+# exhaust: connection exhaustion (issue 20 item 1). The daemon (http_threads 96, the default)
+#       with one finished campaign; EXHAUST_COUNT slow attackers (one header line every 4 s,
+#       never ending the head), then as many idle ones, each for EXHAUST_SECONDS, from
+#       EXHAUST_SOURCES loopback addresses; health and campaign-list latency on fresh connections
+#       meanwhile (bench/daemon/exhaustion.py). Results: exhaust-slow.json, exhaust-idle.json.
+#       A probe without a 200 within 60 s fails the phase.
+exhaust_phase() {
+  local count=${EXHAUST_COUNT:-500} seconds=${EXHAUST_SECONDS:-60} sources=${EXHAUST_SOURCES:-10}
+  echo "== exhaust: $count slow, then $count idle connections, $seconds s each"
+  printf '{"listen": "127.0.0.1:0", "database": "%s", "rules_dir": "%s",\n "backends": {"sim": {"pace": 0}}, "tokens": %s}\n' \
+         "$OUT/exhaust.db" "$OUT/rules" "$TOKENS" >"$OUT/exhaust.json"
+  start_daemon "$OUT/exhaust.json" "$OUT/exhaust.log"
+  curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+       --data @"$OUT/soak-spec.json" "$URL/api/v1/campaigns" >/dev/null
+  [[ $(wait_done 1) == done ]] || fail "the exhaust seed campaign did not finish"
+  for mode in slow idle; do
+    python3 "$HERE/exhaustion.py" --url "$URL" --token "$VIEWER" --mode "$mode" --count "$count" \
+            --sources "$sources" --duration "$seconds" >"$OUT/exhaust-$mode.json" ||
+      fail "exhaustion.py $mode failed"
+    python3 "$HERE/exhaustion.py" --summarize "$OUT/exhaust-$mode.json" | tee -a "$OUT/summary.txt" ||
+      fail "exhaust $mode: probes without an answer"
+  done
+  stop_daemon
+}
+
 case $PHASE in
   load) load_phase ;;
   soak) soak_phase ;;
-  all) load_phase; soak_phase ;;
-  *) echo "usage: $0 [load|soak|all]" >&2; exit 2 ;;
+  exhaust) exhaust_phase ;;
+  all) load_phase; soak_phase; exhaust_phase ;;
+  *) echo "usage: $0 [load|soak|exhaust|all]" >&2; exit 2 ;;
 esac
 uptime | tee -a "$OUT/summary.txt"
 [[ $FAILED -eq 0 ]] && echo "load suite: all checks passed" | tee -a "$OUT/summary.txt"

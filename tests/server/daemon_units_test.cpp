@@ -46,25 +46,47 @@ TEST(DaemonConfig, RejectsUnknownKeysWrongTypesAndRanges) {
   EXPECT_NE(error({{"listen", "a b:80"}}).find("not a host"), std::string::npos);
   EXPECT_NE(error({{"anonymous_read", "yes"}}).find("true or false"), std::string::npos);
   EXPECT_NE(error({{"max_concurrent_jobs", 0}}).find("between 1 and"), std::string::npos);
-  EXPECT_NE(error({{"backends", {{"cloud", json::object()}}}}).find("unknown backend"), std::string::npos);
-  EXPECT_NE(error({{"backends", {{"sim", {{"max_concurrent_jobs", -1}}}}}}).find("max_concurrent_jobs"),
+  EXPECT_NE(error({{"backends", {{"cloud", json::object()}}}}).find("unknown backend"),
             std::string::npos);
+  EXPECT_NE(
+      error({{"backends", {{"sim", {{"max_concurrent_jobs", -1}}}}}}).find("max_concurrent_jobs"),
+      std::string::npos);
   EXPECT_NE(error({{"backends", {{"sim", {{"nosie", "none"}}}}}}).find("nosie"), std::string::npos);
-  EXPECT_NE(error({{"tokens", {{{"token", "short"}, {"role", "admin"}}}}}).find("at least 16"), std::string::npos);
-  EXPECT_NE(error({{"tokens", {{{"token", "0123456789abcdefg"}, {"role", "root"}}}}}).find("admin or viewer"),
+  EXPECT_NE(error({{"tokens", {{{"token", "short"}, {"role", "admin"}}}}}).find("at least 16"),
             std::string::npos);
-  EXPECT_NE(error({{"tokens", {{{"sha256", "abc"}, {"role", "admin"}}}}}).find("64 hex"), std::string::npos);
-  EXPECT_NE(error({{"tokens", {{{"token", "0123456789abcdefg"}, {"sha256", std::string(64, 'a')}, {"role", "admin"}}}}})
+  EXPECT_NE(error({{"tokens", {{{"token", "0123456789abcdefg"}, {"role", "root"}}}}})
+                .find("admin or viewer"),
+            std::string::npos);
+  EXPECT_NE(error({{"tokens", {{{"sha256", "abc"}, {"role", "admin"}}}}}).find("64 hex"),
+            std::string::npos);
+  EXPECT_NE(error({{"tokens",
+                    {{{"token", "0123456789abcdefg"},
+                      {"sha256", std::string(64, 'a')},
+                      {"role", "admin"}}}}})
                 .find("exactly one"),
             std::string::npos);
   EXPECT_NE(error({{"tls_cert", "/x.pem"}}).find("go together"), std::string::npos);
+  // The front door's bounds (server/http_gate.h).
+  EXPECT_NE(error({{"http_header_timeout", 0}}).find("http_header_timeout"), std::string::npos);
+  EXPECT_NE(error({{"http_idle_timeout", 4000}}).find("http_idle_timeout"), std::string::npos);
+  EXPECT_NE(error({{"max_connections", 5}}).find("max_connections"), std::string::npos);
+  EXPECT_NE(error({{"max_connections_per_client", 0}}).find("max_connections_per_client"),
+            std::string::npos);
+  EXPECT_NE(error({{"max_event_streams_per_client", "8"}}).find("max_event_streams_per_client"),
+            std::string::npos);
+  const auto c =
+      parse_daemon_config({{"http_header_timeout", 3}, {"max_connections_per_client", 7}});
+  EXPECT_EQ(c.http_header_timeout, 3);
+  EXPECT_EQ(c.max_connections_per_client, 7);
+  EXPECT_EQ(c.max_connections, 4096);
 }
 
 TEST(DaemonConfig, TokensAreKeptOnlyAsDigests) {
   const std::string token = "0123456789abcdef-secret";
   const auto c = parse_daemon_config(
-      {{"tokens", {{{"token", token}, {"role", "admin"}, {"name", "ops"}},
-                   {{"sha256", to_hex(sha256("viewer-secret-0123456"))}, {"role", "viewer"}}}}});
+      {{"tokens",
+        {{{"token", token}, {"role", "admin"}, {"name", "ops"}},
+         {{"sha256", to_hex(sha256("viewer-secret-0123456"))}, {"role", "viewer"}}}}});
   ASSERT_EQ(c.tokens.size(), 2u);
   EXPECT_EQ(c.tokens[0].digest, sha256(token));
   EXPECT_EQ(c.tokens[0].name, "ops");
@@ -80,24 +102,28 @@ TEST(DaemonConfig, TokensAreKeptOnlyAsDigests) {
 TEST(DaemonConfig, FlagsBeatEnvironmentBeatFile) {
   TempDir dir;
   const std::string file = dir / "c.json";
-  write_json_file(file, {{"listen", "127.0.0.1:1000"}, {"database", "file.db"}, {"max_concurrent_jobs", 2}});
-  std::map<std::string, std::string> env = {{"COLLTUNE_DATABASE", "env.db"},
-                                            {"COLLTUNE_MAX_CONCURRENT_JOBS", "3"},
-                                            {"COLLTUNE_ANONYMOUS_READ", "true"},
-                                            {"COLLTUNE_BACKENDS", R"({"sim": {"max_concurrent_jobs": 4}})"}};
+  write_json_file(
+      file, {{"listen", "127.0.0.1:1000"}, {"database", "file.db"}, {"max_concurrent_jobs", 2}});
+  std::map<std::string, std::string> env = {
+      {"COLLTUNE_DATABASE", "env.db"},
+      {"COLLTUNE_MAX_CONCURRENT_JOBS", "3"},
+      {"COLLTUNE_ANONYMOUS_READ", "true"},
+      {"COLLTUNE_BACKENDS", R"({"sim": {"max_concurrent_jobs": 4}})"}};
   auto getenv_fn = [&](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   };
-  auto c = parse_daemon_config(layered_daemon_config(file, getenv_fn, {{"max_concurrent_jobs", "5"}}));
-  EXPECT_EQ(c.listen_port, 1000);         // file
-  EXPECT_EQ(c.database, "env.db");        // environment over file
-  EXPECT_EQ(c.max_concurrent_jobs, 5);    // flag over environment
-  EXPECT_TRUE(c.anonymous_read);          // environment
+  auto c =
+      parse_daemon_config(layered_daemon_config(file, getenv_fn, {{"max_concurrent_jobs", "5"}}));
+  EXPECT_EQ(c.listen_port, 1000);       // file
+  EXPECT_EQ(c.database, "env.db");      // environment over file
+  EXPECT_EQ(c.max_concurrent_jobs, 5);  // flag over environment
+  EXPECT_TRUE(c.anonymous_read);        // environment
   ASSERT_EQ(c.backends.size(), 1u);
   EXPECT_EQ(c.backends[0].name, "sim");
   EXPECT_EQ(c.backends[0].max_concurrent_jobs, 4);  // per backend beats the default
-  EXPECT_FALSE(c.backends[0].settings.contains("max_concurrent_jobs"));  // not passed to make_backend
+  EXPECT_FALSE(
+      c.backends[0].settings.contains("max_concurrent_jobs"));  // not passed to make_backend
 
   env["COLLTUNE_MAX_CONCURRENT_JOBS"] = "three";
   EXPECT_THROW(layered_daemon_config(file, getenv_fn, {}), std::invalid_argument);
@@ -120,8 +146,10 @@ TEST(DaemonConfig, ListenAddresses) {
 
 TEST(DaemonAuth, Sha256KnownAnswers) {
   EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  auto parsed = parse_sha256_hex("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD");
+  EXPECT_EQ(to_hex(sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  auto parsed =
+      parse_sha256_hex("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD");
   ASSERT_TRUE(parsed);
   EXPECT_EQ(*parsed, sha256("abc"));
   EXPECT_FALSE(parse_sha256_hex(std::string(63, 'a')));
@@ -224,7 +252,8 @@ TEST(DaemonEvents, SubscriptionReplaysFromTheStoreThenGoesLive) {
   const auto a = store.create_campaign("a", json::object(), "running");
   const auto b = store.create_campaign("b", json::object(), "running");
   std::vector<std::int64_t> ids;
-  for (int i = 0; i < 10; ++i) ids.push_back(store.add_event(i % 2 ? a : b, "e" + std::to_string(i), json::object()));
+  for (int i = 0; i < 10; ++i)
+    ids.push_back(store.add_event(i % 2 ? a : b, "e" + std::to_string(i), json::object()));
   EventHub hub(store, /*capacity=*/4);
 
   EventSubscription from_start(hub, 0, std::nullopt);

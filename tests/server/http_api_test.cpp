@@ -2,17 +2,13 @@
 // creation to rules, paging, CSV, convergence, transitions, deploy/rollback, events, metrics.
 #include <gtest/gtest.h>
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "tests/server/daemon_test_support.h"
+#include "tests/server/tls_test_cert.h"
 
 namespace colltune::testing {
 namespace {
@@ -106,7 +102,9 @@ TEST(HttpApi, CampaignRunsToRulesAndEveryViewAgrees) {
                                    "/measurements?limit=37&offset=" + std::to_string(offset)));
     EXPECT_EQ(page.at("total"), total);
     for (const auto& m : page.at("items"))
-      EXPECT_TRUE(seen.insert({m.at("run_id").get<std::int64_t>(), m.at("msg_size").get<std::int64_t>()}).second);
+      EXPECT_TRUE(
+          seen.insert({m.at("run_id").get<std::int64_t>(), m.at("msg_size").get<std::int64_t>()})
+              .second);
   }
   EXPECT_EQ(static_cast<std::int64_t>(seen.size()), total);
   auto csv = client.Get("/api/v1/campaigns/" + std::to_string(id) + "/measurements?format=csv");
@@ -120,7 +118,8 @@ TEST(HttpApi, CampaignRunsToRulesAndEveryViewAgrees) {
   // Convergence: one point per search run, best-so-far never increases, default known.
   auto conv = json_of(client.Get("/api/v1/campaigns/" + std::to_string(id) + "/convergence"));
   const auto& ctx = conv.at("contexts").at(0);
-  const auto search_runs = d.daemon().store().runs_of_context(ctx.at("context_id"), "search").size();
+  const auto search_runs =
+      d.daemon().store().runs_of_context(ctx.at("context_id"), "search").size();
   EXPECT_EQ(ctx.at("evaluations").size(), search_runs);
   ASSERT_FALSE(ctx.at("sizes").empty());
   for (const auto& s : ctx.at("sizes")) {
@@ -151,7 +150,8 @@ TEST(HttpApi, CampaignRunsToRulesAndEveryViewAgrees) {
   EXPECT_EQ(all_jobs.at("total"), d.daemon().store().jobs(id).size());
 
   // A finished campaign cannot be paused or cancelled.
-  auto res = client.Post("/api/v1/campaigns/" + std::to_string(id) + "/cancel", "", "application/json");
+  auto res =
+      client.Post("/api/v1/campaigns/" + std::to_string(id) + "/cancel", "", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 409);
   EXPECT_EQ(json::parse(res->body)["error"]["code"], "conflict");
@@ -183,7 +183,8 @@ TEST(HttpApi, PauseResumeAndCancelFollowTheStateMachine) {
   auto spec = sim_campaign_spec(40);
   const auto id = create_campaign(client, spec);
   wait_for_state(client, id, {"running"}, std::chrono::seconds(5));
-  auto res = client.Post("/api/v1/campaigns/" + std::to_string(id) + "/pause", "", "application/json");
+  auto res =
+      client.Post("/api/v1/campaigns/" + std::to_string(id) + "/pause", "", "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body).at("state"), "paused");
@@ -305,11 +306,12 @@ TEST(HttpApi, EventsStreamLiveAndResumeFromLastEventId) {
     auto c = d.client();
     id = create_campaign(c, sim_campaign_spec(6));
   });
-  auto events = read_sse(d.url(), "/api/v1/events", auth,
-                         [](const SseEvent& e) {
-                           return e.type == "campaign_state" && e.data["payload"]["state"] == "done";
-                         },
-                         std::chrono::seconds(60));
+  auto events = read_sse(
+      d.url(), "/api/v1/events", auth,
+      [](const SseEvent& e) {
+        return e.type == "campaign_state" && e.data["payload"]["state"] == "done";
+      },
+      std::chrono::seconds(60));
   creator.join();
   std::set<std::string> types;
   std::vector<std::int64_t> ids;
@@ -333,9 +335,10 @@ TEST(HttpApi, EventsStreamLiveAndResumeFromLastEventId) {
   httplib::Headers resume = auth;
   resume.emplace("Last-Event-ID", std::to_string(ids[4]));
   const auto last = ids.back();
-  auto replayed = read_sse(d.url(), "/api/v1/events?campaign_id=" + std::to_string(id), resume,
-                           [&](const SseEvent& e) { return !e.id.empty() && std::stoll(e.id) >= last; },
-                           std::chrono::seconds(10));
+  auto replayed = read_sse(
+      d.url(), "/api/v1/events?campaign_id=" + std::to_string(id), resume,
+      [&](const SseEvent& e) { return !e.id.empty() && std::stoll(e.id) >= last; },
+      std::chrono::seconds(10));
   std::vector<std::int64_t> replayed_ids;
   for (const auto& e : replayed)
     if (!e.id.empty()) replayed_ids.push_back(std::stoll(e.id));
@@ -356,9 +359,11 @@ TEST(HttpApi, MetricsExposeStateCountsAndLatency) {
   EXPECT_NE(m.find("colltune_campaigns{state=\"done\"} 1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("colltune_jobs{state=\"done\"}"), std::string::npos);
   EXPECT_NE(m.find("colltune_runs{outcome=\"ok\"}"), std::string::npos);
-  EXPECT_NE(m.find("colltune_measurements " + std::to_string(d.daemon().store().count_measurements(0))),
-            std::string::npos);
-  EXPECT_NE(m.find("colltune_http_request_duration_seconds_bucket{method=\"GET\",route=\"/api/v1/campaigns\",le=\"+Inf\"}"),
+  EXPECT_NE(
+      m.find("colltune_measurements " + std::to_string(d.daemon().store().count_measurements(0))),
+      std::string::npos);
+  EXPECT_NE(m.find("colltune_http_request_duration_seconds_bucket{method=\"GET\",route=\"/api/v1/"
+                   "campaigns\",le=\"+Inf\"}"),
             std::string::npos);
   EXPECT_NE(m.find("colltune_optimizer_decision_seconds_count "), std::string::npos);
   EXPECT_EQ(m.find("colltune_optimizer_decision_seconds_count 0\n"), std::string::npos);
@@ -377,7 +382,8 @@ TEST(HttpApi, UnknownRoutesAndMethodsAnswerJson) {
   EXPECT_EQ(res->get_header_value("Allow"), "GET, POST");
   res = client.Get("/api/v1/campaigns/12345");
   EXPECT_EQ(res->status, 404);
-  EXPECT_NE(json::parse(res->body)["error"]["message"].get<std::string>().find("12345"), std::string::npos);
+  EXPECT_NE(json::parse(res->body)["error"]["message"].get<std::string>().find("12345"),
+            std::string::npos);
 }
 
 TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
@@ -410,36 +416,6 @@ TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
   EXPECT_GE(daemon.store().count_runs(id), runs_before);
 }
 
-// A self-signed certificate for 127.0.0.1 (OpenSSL API: no openssl command needed).
-void write_self_signed(const std::string& cert_path, const std::string& key_path) {
-  EVP_PKEY* key = EVP_RSA_gen(2048);
-  ASSERT_NE(key, nullptr);
-  X509* cert = X509_new();
-  ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
-  X509_set_pubkey(cert, key);
-  X509_NAME* name = X509_get_subject_name(cert);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("127.0.0.1"),
-                             -1, -1, 0);
-  X509_set_issuer_name(cert, name);
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, "IP:127.0.0.1");
-  X509_add_ext(cert, san, -1);
-  X509_EXTENSION_free(san);
-  ASSERT_GT(X509_sign(cert, key, EVP_sha256()), 0);
-  FILE* c = std::fopen(cert_path.c_str(), "w");
-  PEM_write_X509(c, cert);
-  std::fclose(c);
-  FILE* k = std::fopen(key_path.c_str(), "w");
-  PEM_write_PrivateKey(k, key, nullptr, nullptr, 0, nullptr, nullptr);
-  std::fclose(k);
-  X509_free(cert);
-  EVP_PKEY_free(key);
-}
-
 TEST(HttpApi, ServesHttpsWhenACertificateIsConfigured) {
   TempDir certs;
   const std::string cert = certs / "cert.pem";
@@ -466,8 +442,11 @@ TEST(HttpApi, BadCertificateFailsAtStart) {
   TempDir dir;
   const std::string bogus = dir / "bogus.pem";
   std::ofstream(bogus) << "not a certificate\n";
-  json config = {{"listen", "127.0.0.1:0"}, {"database", dir / "db"}, {"backends", {{"sim", json::object()}}},
-                 {"tls_cert", bogus}, {"tls_key", bogus}};
+  json config = {{"listen", "127.0.0.1:0"},
+                 {"database", dir / "db"},
+                 {"backends", {{"sim", json::object()}}},
+                 {"tls_cert", bogus},
+                 {"tls_key", bogus}};
   Daemon daemon(parse_daemon_config(config));
   EXPECT_THROW(daemon.start(), std::runtime_error);
 }
@@ -476,7 +455,8 @@ TEST(HttpApi, BusyPortFailsAtStart) {
   InProcessDaemon first;
   TempDir dir;
   json config = {{"listen", "127.0.0.1:" + std::to_string(first.daemon().port())},
-                 {"database", dir / "db"}, {"backends", {{"sim", json::object()}}}};
+                 {"database", dir / "db"},
+                 {"backends", {{"sim", json::object()}}}};
   Daemon second(parse_daemon_config(config));
   EXPECT_THROW(second.start(), std::runtime_error);
 }
