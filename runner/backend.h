@@ -82,7 +82,7 @@ struct Provenance {
   std::vector<std::string> argv;           // exact command line of the run
   std::map<std::string, std::string> mca;  // MCA parameters set for the run
   std::map<std::string, std::string> env;  // extra environment set for the run
-  std::string host;                // where the run was launched (a Slurm job's batch host)
+  std::string host;                        // where the run was launched (a Slurm job's batch host)
   std::vector<std::string> hosts;  // every host the run's ranks were placed on (Slurm: the job's
                                    // nodes; every step spans them all); empty = just `host`
   std::string ompi_version;

@@ -24,8 +24,8 @@
 #include "runner/ompi_info.h"
 #include "runner/process.h"
 #include "slurm/job_folder.h"
-#include "slurm/slurm_output.h"
 #include "slurm/shell_quote.h"
+#include "slurm/slurm_output.h"
 
 namespace colltune {
 namespace {

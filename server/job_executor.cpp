@@ -118,7 +118,9 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
       [&](const std::string& ended_job_id, const std::string& why) {
         // Why the job's runs went to a new backend job: kept in the campaign's event log.
         emit("job_resubmitted",
-             {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", ended_job_id},
+             {{"job_id", job.id},
+              {"tag", job.tag},
+              {"backend_job_id", ended_job_id},
               {"reason", why}},
              true);
       });

@@ -58,7 +58,7 @@ struct NodeFacts {
   std::string host;
   int cores = 0;
   bool yield_when_idle = false;
-  std::string ompi;  // first line of `ompi_info --version`, e.g. "Open MPI v4.1.4"
+  std::string ompi;       // first line of `ompi_info --version`, e.g. "Open MPI v4.1.4"
   std::string node_list;  // $SLURM_JOB_NODELIST, e.g. "ct-n[1-2]"; empty when unknown
 };
 // node.info, or nullopt when it is absent (the job has not started yet).

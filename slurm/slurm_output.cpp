@@ -236,8 +236,7 @@ std::optional<std::vector<std::string>> expand_hostlist(std::string_view text,
         if (static_cast<std::size_t>(hi - lo) >= max_hosts) return std::nullopt;
         for (long long v = lo; v <= hi; ++v) {
           std::string digits = std::to_string(v);
-          if (digits.size() < lo_text.size())
-            digits.insert(0, lo_text.size() - digits.size(), '0');
+          if (digits.size() < lo_text.size()) digits.insert(0, lo_text.size() - digits.size(), '0');
           hosts.push_back(std::string(prefix) + digits + std::string(suffix));
           if (hosts.size() > max_hosts) return std::nullopt;
         }

@@ -87,7 +87,8 @@ TEST(Fingerprint, InterfacesThatAreUpWithoutLoopback) {
       "2: ct0@if7: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode "
       "DEFAULT group default qlen 1000\\    link/ether 5a:1e:00:11:22:33 brd ff:ff:ff:ff:ff:ff "
       "link-netnsid 0\n"
-      "3: ifb0: <BROADCAST,NOARP> mtu 1500 qdisc noop state DOWN\\    link/ether 96:d5:9c:92:98:2c\n"
+      "3: ifb0: <BROADCAST,NOARP> mtu 1500 qdisc noop state DOWN\\    link/ether "
+      "96:d5:9c:92:98:2c\n"
       "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044 qdisc mq state UP\\    link/infiniband "
       "80:00\n";
   const json links = parse_ip_links(text);

@@ -54,26 +54,31 @@ bool vcluster_ready(std::string* why) {
     return false;
   }
   if (usable_vnodes().size() < 4) {
-    *why = "partition vcluster has fewer than 4 usable nodes (sudo slurm/dev-cluster start "
-           "--nodes 4)";
+    *why =
+        "partition vcluster has fewer than 4 usable nodes (sudo slurm/dev-cluster start "
+        "--nodes 4)";
     return false;
   }
   return true;
 }
 
-#define REQUIRE_VCLUSTER()                    \
-  do {                                        \
-    std::string why;                          \
+#define REQUIRE_VCLUSTER()                          \
+  do {                                              \
+    std::string why;                                \
     if (!vcluster_ready(&why)) GTEST_SKIP() << why; \
   } while (0)
 
 // The virtual nodes share this machine's cores: every layout with more ranks than cores is
 // oversubscribed even when each node holds fewer ranks than its `nproc`, so ranks yield.
 json vcluster_backend_settings(const fs::path& job_root) {
-  return {{"osu_dir", COLLTUNE_OSU_BENCH_DIR}, {"partition", kPartition},
-          {"yield", "always"},                 {"job_root", job_root},
-          {"keep_job_dirs", true},             {"poll_initial_s", 0.05},
-          {"poll_max_s", 0.5},                 {"max_resubmits", 2}};
+  return {{"osu_dir", COLLTUNE_OSU_BENCH_DIR},
+          {"partition", kPartition},
+          {"yield", "always"},
+          {"job_root", job_root},
+          {"keep_job_dirs", true},
+          {"poll_initial_s", 0.05},
+          {"poll_max_s", 0.5},
+          {"max_resubmits", 2}};
 }
 
 struct Collect : RunSink {
@@ -114,8 +119,8 @@ TEST(VirtualCluster, OsuAcrossNodesRunsOnDistinctHostsWithAnInterNodeGap) {
   SlurmBackend backend(slurm_backend_options_from_json(vcluster_backend_settings(dir / "jobs")));
 
   const RunResult two_by_two = osu_at(backend, 2, 2, "vc-2x2");
-  ASSERT_EQ(two_by_two.outcome, RunOutcome::ok)
-      << two_by_two.error << "\n" << two_by_two.provenance.stderr_excerpt;
+  ASSERT_EQ(two_by_two.outcome, RunOutcome::ok) << two_by_two.error << "\n"
+                                                << two_by_two.provenance.stderr_excerpt;
   const auto& hosts = two_by_two.provenance.hosts;
   const std::set<std::string> distinct(hosts.begin(), hosts.end());
   EXPECT_EQ(distinct.size(), 2u) << json(hosts).dump();
@@ -129,9 +134,9 @@ TEST(VirtualCluster, OsuAcrossNodesRunsOnDistinctHostsWithAnInterNodeGap) {
   ASSERT_EQ(intra.outcome, RunOutcome::ok) << intra.error;
   ASSERT_EQ(inter.outcome, RunOutcome::ok) << inter.error;
   EXPECT_EQ(intra.provenance.hosts.size(), 1u);
-  EXPECT_EQ(std::set<std::string>(inter.provenance.hosts.begin(), inter.provenance.hosts.end())
-                .size(),
-            2u);
+  EXPECT_EQ(
+      std::set<std::string>(inter.provenance.hosts.begin(), inter.provenance.hosts.end()).size(),
+      2u);
   for (std::int64_t size : {4, 1024})
     std::printf(
         "[ figures  ] allreduce %5lld B, default algorithm: 1 node x 2 ranks %9.2f us, 2 nodes x "
@@ -194,21 +199,20 @@ TEST(VirtualCluster, DaemonCampaignOverNodesAndRanksPerNodeToVerifiedRules) {
   DaemonProcess daemon(COLLTUNE_BINARY, write_config(dir), dir / "daemon.log");
   const std::string url = daemon.start();
   auto client = bearer_client(url);
-  const json spec = {
-      {"name", "vcluster layouts"},
-      {"backend", "slurm"},
-      {"contexts",
-       {{{"collective", "bcast"}, {"nodes", 2}, {"ppn", 2}},
-        {{"collective", "allreduce"}, {"nodes", 4}, {"ppn", 1}}}},
-      {"sizes", "4:64"},
-      {"strategy", "random"},
-      {"budget", 2},
-      {"iterations", 5},
-      {"warmup", 1},
-      {"batch_size", 2},
-      {"final_candidates", 1},
-      {"final_repeats", 1},
-      {"seed", 3}};
+  const json spec = {{"name", "vcluster layouts"},
+                     {"backend", "slurm"},
+                     {"contexts",
+                      {{{"collective", "bcast"}, {"nodes", 2}, {"ppn", 2}},
+                       {{"collective", "allreduce"}, {"nodes", 4}, {"ppn", 1}}}},
+                     {"sizes", "4:64"},
+                     {"strategy", "random"},
+                     {"budget", 2},
+                     {"iterations", 5},
+                     {"warmup", 1},
+                     {"batch_size", 2},
+                     {"final_candidates", 1},
+                     {"final_repeats", 1},
+                     {"seed", 3}};
   const auto started = std::chrono::steady_clock::now();
   auto res = client.Post("/api/v1/campaigns", spec.dump(), "application/json");
   ASSERT_TRUE(res);
@@ -288,23 +292,22 @@ TEST(VirtualCluster, ANodeDyingMidJobEndsItNodeFailAndTheCampaignFinishesElsewhe
   const pid_t pid = slurmd_pid(victim);
   ASSERT_GT(pid, 0) << "no pid file for the slurmd of " << victim;
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  std::printf("[ figures  ] killed the slurmd of %s (pid %d) during Slurm job %s\n",
-              victim.c_str(), static_cast<int>(pid), job_id.c_str());
+  std::printf("[ figures  ] killed the slurmd of %s (pid %d) during Slurm job %s\n", victim.c_str(),
+              static_cast<int>(pid), job_id.c_str());
 
   auto campaign = wait_for_state(client, id, {"done", "failed"}, std::chrono::seconds(600));
   // Bring the node back for the tests that follow, whatever happened (ReturnToService=2).
-  const auto restart = run_process({std::string(COLLTUNE_SOURCE_DIR) + "/slurm/dev-cluster",
-                                    "start", "--nodes", "4"},
-                                   {.timeout_s = 120});
+  const auto restart = run_process(
+      {std::string(COLLTUNE_SOURCE_DIR) + "/slurm/dev-cluster", "start", "--nodes", "4"},
+      {.timeout_s = 120});
   EXPECT_TRUE(restart.succeeded()) << restart.stdout_text << restart.stderr_text;
   ASSERT_EQ(campaign.value("state", ""), "done") << campaign.dump(2) << daemon.log();
   EXPECT_EQ(WEXITSTATUS(daemon.stop(SIGTERM)), 0);
 
   // Slurm's verdict on the job, the reason recorded in the campaign, the runs elsewhere.
-  const std::string state = command({"sacct", "-c", "-X", "-n", "-P", "-o", "jobid,state", "-j",
-                                     job_id});
-  std::printf("[ figures  ] job %s in the job completion log: %s", job_id.c_str(),
-              state.c_str());
+  const std::string state =
+      command({"sacct", "-c", "-X", "-n", "-P", "-o", "jobid,state", "-j", job_id});
+  std::printf("[ figures  ] job %s in the job completion log: %s", job_id.c_str(), state.c_str());
   Store store(dir / "colltune.db");
   std::string reason;
   for (const auto& e : store.events_after(0, 100000))

@@ -212,7 +212,8 @@ TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
         "sh", kNasty}},
   };
   auto out = execute(render_batch_script(spec), tmp.path(),
-                     {{"OMPI_MCA_coll_tuned_bcast_algorithm", "5"}, {"SLURM_JOB_ID", "77"},
+                     {{"OMPI_MCA_coll_tuned_bcast_algorithm", "5"},
+                      {"SLURM_JOB_ID", "77"},
                       {"SLURM_JOB_NODELIST", "ct-n[1-2]"}});
   ASSERT_EQ(out.exit_code, 0) << out.stderr_text;
   EXPECT_FALSE(fs::exists(tmp.path() / "PWNED"));
