@@ -6,14 +6,15 @@
 #
 #   bench/vcluster/layouts.sh [BUILD_DIR] > figures.tsv
 #
-# Environment: REPEATS (3), ITERATIONS (20), SIZES ("4 1024 65536").
+# Environment: REPEATS (3), ITERATIONS (20), SIZES ("4 1024 65536"),
+# LAYOUTS ("1 4,4 1,2 2,1 2,2 1": nodes and ranks per node; 1x2 and 2x1 run allreduce only).
 set -euo pipefail
 build="${1:-build}"
 osu="$(cd "$build/osu-bench" && pwd)"
 repeats="${REPEATS:-3}"
 iterations="${ITERATIONS:-20}"
 read -r -a sizes <<<"${SIZES:-4 1024 65536}"
-layouts=("1 4" "4 1" "2 2" "1 2" "2 1")
+IFS=, read -r -a layouts <<<"${LAYOUTS:-1 4,4 1,2 2,1 2,2 1}"
 declare -A algorithms=([bcast]="0 1 2 5 6" [allreduce]="0 1 3 4 6")
 max=0
 for s in "${sizes[@]}"; do [ "$s" -gt "$max" ] && max=$s; done
@@ -48,7 +49,7 @@ for layout in "${layouts[@]}"; do
   for coll in bcast allreduce; do
     for alg in ${algorithms[$coll]}; do
       for s in "${sizes[@]}"; do
-        vals="$(cat "$tmp/$nodes.$ppn.$coll.$alg".* 2>/dev/null | awk -v s="$s" '$1==s {print $2}' | sort -g)"
+        vals="$(cat "$tmp/$nodes.$ppn.$coll.$alg".* 2>/dev/null | awk -v s="$s" '$1==s {print $2}' | sort -g || true)"
         [ -n "$vals" ] || continue
         median="$(printf '%s\n' "$vals" | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')"
         printf '%sx%s\t%s\t%s\t%s\t%s\n' "$nodes" "$ppn" "$coll" "$alg" "$s" "$median"
