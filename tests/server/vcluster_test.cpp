@@ -320,7 +320,9 @@ TEST(VirtualCluster, ANodeDyingMidJobEndsItNodeFailAndTheCampaignFinishesElsewhe
   std::set<std::string> job_ids_after;
   for (const auto& job : store.jobs(id))
     for (const auto& run : store.runs_of_job(job.id)) {
-      EXPECT_EQ(run.outcome, RunOutcome::ok) << run.error;
+      // Before a step that cannot reach the dead node counted as a lost node, the run launched
+      // next was blamed: "failed 2 times the same way: exit status 233: no output on stdout".
+      EXPECT_EQ(to_string(run.outcome), "ok") << run.error;
       if (run.provenance.job_id != job_id) {
         job_ids_after.insert(run.provenance.job_id);
         EXPECT_EQ(std::count(run.provenance.hosts.begin(), run.provenance.hosts.end(), victim), 0)
