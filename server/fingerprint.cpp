@@ -886,6 +886,7 @@ std::string format_fingerprint(const json& fp) {
       for (const auto& [t, n] : fp["node_types"].items()) {
         out << "  type " << t << ": " << (n.is_object() ? n.value("nodes", 0) : 0) << " node(s)";
         if (n.is_object()) {
+          out << ", " << (n.contains("cpus") ? show(n["cpus"]) : kUnknown) << " CPUs";
           out << ", " << (n.contains("cpu_model") ? show(n["cpu_model"]) : kUnknown);
           out << ", kernel " << (n.contains("kernel") ? show(n["kernel"]) : kUnknown);
         }
@@ -907,6 +908,12 @@ std::string format_fingerprint(const json& fp) {
           << (n.contains("libfabric") && n["libfabric"].is_array()
                   ? std::to_string(n["libfabric"].size()) + " endpoint(s)"
                   : kUnknown);
+      if (n.contains("interfaces") && n["interfaces"].is_object()) {
+        out << ", interfaces";
+        for (const auto& [name, i] : n["interfaces"].items())
+          out << " " << name << " (mtu "
+              << (i.is_object() ? show(i.value("mtu", json(kUnknown))) : kUnknown) << ")";
+      }
     }
     out << "\n";
   }

@@ -77,6 +77,7 @@ TEST(Fingerprint, ReadsTheRecordedMachine) {
   EXPECT_EQ(fp["hash"], fingerprint_hash(fp));
   const std::string text = format_fingerprint(fp);
   EXPECT_NE(text.find("Open MPI:       4.1.4"), std::string::npos) << text;
+  EXPECT_NE(text.find("interfaces eth0 (mtu 1400)"), std::string::npos) << text;
 }
 
 TEST(Fingerprint, InterfacesThatAreUpWithoutLoopback) {
