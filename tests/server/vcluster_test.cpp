@@ -147,6 +147,19 @@ TEST(VirtualCluster, OsuAcrossNodesRunsOnDistinctHostsWithAnInterNodeGap) {
   // sanity bound, not a timing target.
   EXPECT_GT(latency_at(inter, 4), latency_at(intra, 4));
 
+  // mpirun inside the allocation (it starts its daemons on the nodes with srun) at 2x2 too.
+  json mpirun_settings = vcluster_backend_settings(dir / "jobs-mpirun");
+  mpirun_settings["launcher"] = "mpirun";
+  SlurmBackend mpirun_backend(slurm_backend_options_from_json(mpirun_settings));
+  const RunResult by_mpirun = osu_at(mpirun_backend, 2, 2, "vc-2x2-mpirun");
+  ASSERT_EQ(to_string(by_mpirun.outcome), "ok") << by_mpirun.error << "\n"
+                                                << by_mpirun.provenance.stderr_excerpt;
+  EXPECT_EQ(by_mpirun.provenance.argv.front(), "mpirun");
+  EXPECT_EQ(
+      std::set<std::string>(by_mpirun.provenance.hosts.begin(), by_mpirun.provenance.hosts.end())
+          .size(),
+      2u);
+
   // The fingerprint of the partition: 4 nodes of 4 CPUs, the namespaces' bridge interface.
   FingerprintOptions fo;
   fo.scheduler = "slurm";
