@@ -69,7 +69,8 @@ void validate_request(const BenchmarkRequest& r) {
 void to_json(nlohmann::json& j, const Provenance& p) {
   j = {{"backend", p.backend},       {"argv", p.argv},
        {"mca", p.mca},               {"env", p.env},
-       {"host", p.host},             {"ompi_version", p.ompi_version},
+       {"host", p.host},             {"hosts", p.hosts},
+       {"ompi_version", p.ompi_version},
        {"benchmark", p.benchmark},   {"job_id", p.job_id},
        {"start_time", p.start_time}, {"end_time", p.end_time},
        {"exit_status", p.exit_status}, {"stderr_excerpt", p.stderr_excerpt}};
@@ -81,6 +82,7 @@ void from_json(const nlohmann::json& j, Provenance& p) {
   p.mca = j.value("mca", std::map<std::string, std::string>{});
   p.env = j.value("env", std::map<std::string, std::string>{});
   p.host = j.value("host", "");
+  p.hosts = j.value("hosts", std::vector<std::string>{});
   p.ompi_version = j.value("ompi_version", "");
   p.benchmark = j.value("benchmark", "");
   p.job_id = j.value("job_id", "");

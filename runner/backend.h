@@ -82,7 +82,9 @@ struct Provenance {
   std::vector<std::string> argv;           // exact command line of the run
   std::map<std::string, std::string> mca;  // MCA parameters set for the run
   std::map<std::string, std::string> env;  // extra environment set for the run
-  std::string host;
+  std::string host;                        // where the run was launched (a Slurm job's batch host)
+  std::vector<std::string> hosts;  // every host the run's ranks were placed on (Slurm: the job's
+                                   // nodes; every step spans them all); empty = just `host`
   std::string ompi_version;
   std::string benchmark;  // OSU header line, e.g. "OSU MPI Broadcast Latency Test v5.6.2"
   std::string job_id;     // backend job id (Slurm job id), empty when none
@@ -112,6 +114,15 @@ class RunSink {
   virtual void on_job_submitted(const std::string& tag, const std::string& job_id) {
     (void)tag;
     (void)job_id;
+  }
+  // A backend job ended before all its runs did, through no fault of theirs (a node failed, the
+  // job was preempted or hit its time limit), and its unfinished runs were submitted again:
+  // `why` says how it ended. Called before on_job_submitted of the new job.
+  virtual void on_job_resubmitted(const std::string& tag, const std::string& ended_job_id,
+                                  const std::string& why) {
+    (void)tag;
+    (void)ended_job_id;
+    (void)why;
   }
   // One run finished (in any outcome). Every (config_index, repeat) of the request is reported
   // exactly once unless run() throws.

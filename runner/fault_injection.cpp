@@ -55,6 +55,10 @@ class FaultSink : public RunSink {
   void on_job_submitted(const std::string& tag, const std::string& job_id) override {
     downstream_.on_job_submitted(tag, job_id);
   }
+  void on_job_resubmitted(const std::string& tag, const std::string& ended_job_id,
+                          const std::string& why) override {
+    downstream_.on_job_resubmitted(tag, ended_job_id, why);
+  }
 
   void on_result(const RunResult& original) override {
     RunResult result = original;

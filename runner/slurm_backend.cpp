@@ -25,6 +25,7 @@
 #include "runner/process.h"
 #include "slurm/job_folder.h"
 #include "slurm/shell_quote.h"
+#include "slurm/slurm_output.h"
 
 namespace colltune {
 namespace {
@@ -310,8 +311,12 @@ class BatchRunner {
       spec.relaunch_markers = {"Requested nodes are busy", "Unable to contact slurm controller"};
     // What srun prints (directly, or under mpirun, which starts its daemons with srun) when the
     // job's allocation is going away.
+    // A step that cannot reach one of the job's nodes (its slurmd died: "Task launch for
+    // StepId=.. failed on node ct-n2: Communication connection failure") is the node's fault
+    // too: Slurm ends the job NODE_FAIL once it notices (SlurmdTimeout).
     spec.job_gone_markers = {"srun: error: Node failure on", "Expired or invalid job",
-                             "Job/step already completing or completed"};
+                             "Job/step already completing or completed",
+                             "Communication connection failure"};
     spec.runs = runs;
     if (options_.time_limit_minutes > 0) {
       spec.time_limit_minutes = options_.time_limit_minutes;
@@ -569,6 +574,8 @@ class BatchRunner {
     result.provenance.ompi_version = fallback_ompi_version_;
     if (facts_) {
       result.provenance.host = facts_->host;
+      if (auto hosts = slurm::expand_hostlist(facts_->node_list); hosts && !hosts->empty())
+        result.provenance.hosts = *hosts;
       if (auto v = parse_ompi_version(facts_->ompi))
         result.provenance.ompi_version = v->to_string();
       if (facts_->yield_when_idle) {
@@ -722,6 +729,9 @@ class BatchRunner {
           ++resubmits_;
           spdlog::warn("slurm: {} ended {}; resubmitting its {} unfinished runs ({}/{})", job,
                        state, unreported(), resubmits_, options_.max_resubmits);
+          sink_.on_job_resubmitted(request_.tag, job_id_,
+                                   job + " ended " + state + "; " + std::to_string(unreported()) +
+                                       " unfinished runs submitted again");
           return true;
         }
         report_unfinished(RunOutcome::failed,
@@ -740,6 +750,9 @@ class BatchRunner {
           ++resubmits_;
           spdlog::warn("slurm: {} hit its time limit; resubmitting its {} runs not started ({}/{})",
                        job, unreported(), resubmits_, options_.max_resubmits);
+          sink_.on_job_resubmitted(request_.tag, job_id_,
+                                   job + " hit its time limit; " + std::to_string(unreported()) +
+                                       " runs not started submitted again");
           return true;
         }
         report_unfinished(RunOutcome::timeout,
@@ -760,6 +773,10 @@ class BatchRunner {
             ++resubmits_;
             spdlog::warn("slurm: {} lost its allocation; resubmitting its {} unfinished runs", job,
                          unreported());
+            sink_.on_job_resubmitted(request_.tag, job_id_,
+                                     job + " lost its allocation (" + state + ")" + output_tail() +
+                                         "; " + std::to_string(unreported()) +
+                                         " unfinished runs submitted again");
             return true;
           }
           report_unfinished(RunOutcome::failed, job + " lost its allocation" + output_tail(), true);

@@ -446,6 +446,43 @@ bool collect_slurm(Builder& b, const CommandRunner& run, const FingerprintOption
 
 // ---- Network -------------------------------------------------------------------------------
 
+}  // namespace
+
+json parse_ip_links(const std::string& text) {
+  json out = json::object();
+  for (const auto& line : lines_of(text)) {
+    // "2: eth0@if5: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc ... link/ether ..."
+    const auto first = line.find(": ");
+    if (first == std::string::npos) continue;
+    const auto second = line.find(": ", first + 2);
+    if (second == std::string::npos) continue;
+    std::string name = line.substr(first + 2, second - first - 2);
+    if (auto at = name.find('@'); at != std::string::npos) name.resize(at);
+    const auto flags_open = line.find('<', second), flags_close = line.find('>', second);
+    if (flags_open == std::string::npos || flags_close == std::string::npos) continue;
+    const std::string flags = "," + line.substr(flags_open + 1, flags_close - flags_open - 1) + ",";
+    if (flags.find(",LOOPBACK,") != std::string::npos || flags.find(",UP,") == std::string::npos)
+      continue;
+    json entry = json::object();
+    std::istringstream words(line.substr(flags_close + 1));
+    std::string word;
+    while (words >> word) {
+      if (word == "mtu" && words >> word) {
+        try {
+          entry["mtu"] = std::stoi(word);
+        } catch (const std::exception&) {
+        }
+      } else if (starts_with(word, "link/")) {
+        entry["link"] = word.substr(5);
+      }
+    }
+    out[path_key(name)] = entry;
+  }
+  return out;
+}
+
+namespace {
+
 void collect_network(Builder& b, const CommandRunner& run, const std::string& node) {
   // Verbs devices: hca_id, transport, firmware, per port link layer and MTU.
   const auto ibv = run({"ibv_devinfo"}, node);
@@ -523,6 +560,15 @@ void collect_network(Builder& b, const CommandRunner& run, const std::string& no
     b.set("network.libfabric", std::vector<std::string>(endpoints.begin(), endpoints.end()));
   } else {
     b.unknown("network.libfabric", "fi_info: " + fi.failure());
+  }
+
+  // IP interfaces that are up (TCP is the inter-node transport when there is no fabric):
+  // name -> {mtu, link}. Addresses differ from node to node and are left out.
+  const auto links = run({"ip", "-o", "link", "show"}, node);
+  if (links.ok()) {
+    b.set("network.interfaces", parse_ip_links(links.stdout_text));
+  } else {
+    b.unknown("network.interfaces", "ip -o link show: " + links.failure());
   }
 }
 
@@ -840,6 +886,7 @@ std::string format_fingerprint(const json& fp) {
       for (const auto& [t, n] : fp["node_types"].items()) {
         out << "  type " << t << ": " << (n.is_object() ? n.value("nodes", 0) : 0) << " node(s)";
         if (n.is_object()) {
+          out << ", " << (n.contains("cpus") ? show(n["cpus"]) : kUnknown) << " CPUs";
           out << ", " << (n.contains("cpu_model") ? show(n["cpu_model"]) : kUnknown);
           out << ", kernel " << (n.contains("kernel") ? show(n["kernel"]) : kUnknown);
         }
@@ -861,6 +908,12 @@ std::string format_fingerprint(const json& fp) {
           << (n.contains("libfabric") && n["libfabric"].is_array()
                   ? std::to_string(n["libfabric"].size()) + " endpoint(s)"
                   : kUnknown);
+      if (n.contains("interfaces") && n["interfaces"].is_object()) {
+        out << ", interfaces";
+        for (const auto& [name, i] : n["interfaces"].items())
+          out << " " << name << " (mtu "
+              << (i.is_object() ? show(i.value("mtu", json(kUnknown))) : kUnknown) << ")";
+      }
     }
     out << "\n";
   }

@@ -20,7 +20,8 @@
 //    "cluster": {"scheduler": "slurm"|"none", "partition", "node_count", "nodes": {name: type}},
 //    "node_types": {<type>: {"nodes", "cpus", "sockets_cores_threads", "cpu_model",
 //                            "memory_mb", "features", "topology": {..}, "kernel"}},
-//    "network": {"ibverbs": {..}, "ucx": {..}, "libfabric": {..}},
+//    "network": {"ibverbs": {..}, "ucx": {..}, "libfabric": {..},
+//                "interfaces": {<name>: {"mtu", "link"}}},   (of the first node type's sample)
 //    "unknown": {<field>: <reason>}, "hash": <hex>}
 // The hash covers the relevant fields only (is_relevant_field), so that two fingerprints with
 // the same hash describe the same tuning conditions.
@@ -81,6 +82,10 @@ struct FingerprintOptions {
   std::string partition;    // Slurm partition; empty = the default one
   double collected_at = 0;  // 0 = now
 };
+
+// `ip -o link show` -> the interfaces that are up, loopback excluded: {name: {"mtu", "link"}}
+// (link: "ether", "infiniband", ...). Lines it cannot read are skipped.
+nlohmann::json parse_ip_links(const std::string& text);
 
 // Collects the fingerprint (see the layout above), with its hash.
 nlohmann::json collect_fingerprint(const CommandRunner& run, const FingerprintOptions& options);

@@ -10,11 +10,18 @@ namespace {
 class StoreSink : public RunSink {
  public:
   StoreSink(Store& store, const JobRecord& job, std::function<void(const RunResult&)> on_run,
-            std::function<void(const std::string&)> on_submitted)
+            std::function<void(const std::string&)> on_submitted,
+            std::function<void(const std::string&, const std::string&)> on_resubmitted)
       : store_(store),
         job_(job),
         on_run_(std::move(on_run)),
-        on_submitted_(std::move(on_submitted)) {}
+        on_submitted_(std::move(on_submitted)),
+        on_resubmitted_(std::move(on_resubmitted)) {}
+
+  void on_job_resubmitted(const std::string&, const std::string& ended_job_id,
+                          const std::string& why) override {
+    if (on_resubmitted_) on_resubmitted_(ended_job_id, why);
+  }
 
   void on_job_submitted(const std::string&, const std::string& job_id) override {
     store_.set_job_backend_id(job_.id, job_id);
@@ -33,6 +40,7 @@ class StoreSink : public RunSink {
   const JobRecord& job_;
   std::function<void(const RunResult&)> on_run_;
   std::function<void(const std::string&)> on_submitted_;
+  std::function<void(const std::string&, const std::string&)> on_resubmitted_;
 };
 
 }  // namespace
@@ -106,6 +114,15 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
       [&](const std::string& backend_job_id) {
         emit("job_submitted",
              {{"job_id", job.id}, {"tag", job.tag}, {"backend_job_id", backend_job_id}}, true);
+      },
+      [&](const std::string& ended_job_id, const std::string& why) {
+        // Why the job's runs went to a new backend job: kept in the campaign's event log.
+        emit("job_resubmitted",
+             {{"job_id", job.id},
+              {"tag", job.tag},
+              {"backend_job_id", ended_job_id},
+              {"reason", why}},
+             true);
       });
   backend_.run(pending, sink, cancel);
   return !cancel.cancelled();

@@ -182,6 +182,7 @@ std::string prologue(const BatchScriptSpec& spec) {
   out << "  printf 'host=%s\\n' \"$(hostname)\"\n";
   out << "  printf 'cores=%s\\n' \"$colltune_cores\"\n";
   out << "  printf 'yield_when_idle=%s\\n' \"$colltune_yield\"\n";
+  out << "  printf 'nodelist=%s\\n' \"${SLURM_JOB_NODELIST:-}\"\n";
   if (!spec.ompi_info.empty())
     out << "  printf 'ompi=%s\\n' \"$(" << shell_quote(spec.ompi_info)
         << " --version 2>/dev/null | head -n 1)\"\n";

@@ -131,6 +131,8 @@ std::optional<NodeFacts> read_node_facts(const fs::path& job_dir) {
       facts.yield_when_idle = value == "1";
     else if (key == "ompi")
       facts.ompi = value;
+    else if (key == "nodelist")
+      facts.node_list = value;
   }
   return facts;
 }

@@ -5,7 +5,8 @@
 //   <job_dir>/job-<k>.id            the Slurm job id sbatch gave it (written by the backend)
 //   <job_dir>/slurm-<jobid>.out     the job's own stdout/stderr (Slurm's --output)
 //   <job_dir>/node.info             key=value facts of the batch host: job_id, host, cores,
-//                                   yield_when_idle, ompi (written once per job)
+//                                   yield_when_idle, ompi, nodelist (the job's nodes, as
+//                                   Slurm's host list; written once per job)
 //   <job_dir>/runs/<id>.a<n>.start  "<epoch seconds> <host>" when attempt n of run <id> starts
 //   <job_dir>/runs/<id>.a<n>.out    its stdout / .err its stderr
 //   <job_dir>/runs/<id>.a<n>.end    "<exit status> <epoch seconds>" when it ends
@@ -57,7 +58,8 @@ struct NodeFacts {
   std::string host;
   int cores = 0;
   bool yield_when_idle = false;
-  std::string ompi;  // first line of `ompi_info --version`, e.g. "Open MPI v4.1.4"
+  std::string ompi;       // first line of `ompi_info --version`, e.g. "Open MPI v4.1.4"
+  std::string node_list;  // $SLURM_JOB_NODELIST, e.g. "ct-n[1-2]"; empty when unknown
 };
 // node.info, or nullopt when it is absent (the job has not started yet).
 std::optional<NodeFacts> read_node_facts(const std::filesystem::path& job_dir);

@@ -194,6 +194,59 @@ std::vector<NodeInfo> parse_sinfo_nodes(std::string_view stdout_text) {
   return nodes;
 }
 
+std::optional<std::vector<std::string>> expand_hostlist(std::string_view text,
+                                                        std::size_t max_hosts) {
+  std::vector<std::string> hosts;
+  text = trim(text);
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    // One element: a prefix, optionally one [ranges] group, optionally a suffix; up to a comma
+    // outside brackets.
+    std::size_t end = pos;
+    int depth = 0;
+    while (end < text.size() && (depth > 0 || text[end] != ',')) {
+      if (text[end] == '[') ++depth;
+      if (text[end] == ']' && --depth < 0) return std::nullopt;
+      ++end;
+    }
+    if (depth != 0) return std::nullopt;
+    const std::string_view item = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) return std::nullopt;
+    const auto open = item.find('[');
+    if (open == std::string_view::npos) {
+      hosts.emplace_back(item);
+    } else {
+      const auto close = item.find(']', open);
+      const std::string_view prefix = item.substr(0, open);
+      const std::string_view suffix = item.substr(close + 1);
+      if (suffix.find('[') != std::string_view::npos) return std::nullopt;  // one group only
+      for (auto range : split(item.substr(open + 1, close - open - 1), ',')) {
+        const auto dash = range.find('-');
+        const std::string_view lo_text = range.substr(0, dash);
+        const std::string_view hi_text =
+            dash == std::string_view::npos ? lo_text : range.substr(dash + 1);
+        long long lo = 0, hi = 0;
+        auto number = [](std::string_view t, long long& v) {
+          if (t.empty() || t.size() > 9) return false;
+          auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+          return ec == std::errc() && p == t.data() + t.size();
+        };
+        if (!number(lo_text, lo) || !number(hi_text, hi) || hi < lo) return std::nullopt;
+        if (static_cast<std::size_t>(hi - lo) >= max_hosts) return std::nullopt;
+        for (long long v = lo; v <= hi; ++v) {
+          std::string digits = std::to_string(v);
+          if (digits.size() < lo_text.size()) digits.insert(0, lo_text.size() - digits.size(), '0');
+          hosts.push_back(std::string(prefix) + digits + std::string(suffix));
+          if (hosts.size() > max_hosts) return std::nullopt;
+        }
+      }
+    }
+    if (hosts.size() > max_hosts) return std::nullopt;
+  }
+  return hosts;
+}
+
 bool says_invalid_job_id(std::string_view stderr_text) {
   return contains(stderr_text, "Invalid job id");
 }

@@ -77,6 +77,12 @@ struct NodeInfo {
 inline constexpr std::string_view kSinfoNodeFormat = "%N|%T|%c|%E";
 std::vector<NodeInfo> parse_sinfo_nodes(std::string_view stdout_text);
 
+// A Slurm host list ("ct-n[1-3,5]", "a,b", "node[01-02],gpu7") expanded to host names in
+// order, zero padding kept ("node[01-02]" -> node01, node02). Empty for an empty text; nullopt
+// when malformed (unbalanced brackets, a bad or reversed range, more than `max_hosts` names).
+std::optional<std::vector<std::string>> expand_hostlist(std::string_view text,
+                                                        std::size_t max_hosts = 65536);
+
 // True when a client command's stderr says the job id is unknown to the controller (squeue or
 // scontrol after MinJobAge purged it), as opposed to the controller being unreachable.
 bool says_invalid_job_id(std::string_view stderr_text);

@@ -67,6 +67,7 @@ TEST(Fingerprint, ReadsTheRecordedMachine) {
   EXPECT_EQ(type["memory_mb"], 24684096 / 1024);
   EXPECT_EQ(fp["network"]["ibverbs"], json::object());  // no device (and said so)
   EXPECT_EQ(fp["network"]["ucx"]["version"], "1.13.1");
+  EXPECT_EQ(fp["network"]["interfaces"], (json{{"eth0", {{"mtu", 1400}, {"link", "ether"}}}}));
   EXPECT_TRUE(std::find(fp["network"]["ucx"]["transports"].begin(),
                         fp["network"]["ucx"]["transports"].end(),
                         "tcp/eth0") != fp["network"]["ucx"]["transports"].end());
@@ -76,6 +77,26 @@ TEST(Fingerprint, ReadsTheRecordedMachine) {
   EXPECT_EQ(fp["hash"], fingerprint_hash(fp));
   const std::string text = format_fingerprint(fp);
   EXPECT_NE(text.find("Open MPI:       4.1.4"), std::string::npos) << text;
+  EXPECT_NE(text.find("interfaces eth0 (mtu 1400)"), std::string::npos) << text;
+}
+
+TEST(Fingerprint, InterfacesThatAreUpWithoutLoopback) {
+  // `ip -o link show` inside a virtual node of slurm/dev-cluster, plus a down and an IB link.
+  const std::string text =
+      "1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN mode DEFAULT group "
+      "default qlen 1000\\    link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n"
+      "2: ct0@if7: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP mode "
+      "DEFAULT group default qlen 1000\\    link/ether 5a:1e:00:11:22:33 brd ff:ff:ff:ff:ff:ff "
+      "link-netnsid 0\n"
+      "3: ifb0: <BROADCAST,NOARP> mtu 1500 qdisc noop state DOWN\\    link/ether "
+      "96:d5:9c:92:98:2c\n"
+      "4: ib0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 2044 qdisc mq state UP\\    link/infiniband "
+      "80:00\n";
+  const json links = parse_ip_links(text);
+  EXPECT_EQ(links, (json{{"ct0", {{"mtu", 1500}, {"link", "ether"}}},
+                         {"ib0", {{"mtu", 2044}, {"link", "infiniband"}}}}))
+      << links.dump();
+  EXPECT_TRUE(is_relevant_field("network.interfaces.ct0.mtu"));
 }
 
 TEST(Fingerprint, NoChangeMeansSameHashAndNoRelevantDifference) {

@@ -212,7 +212,9 @@ TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
         "sh", kNasty}},
   };
   auto out = execute(render_batch_script(spec), tmp.path(),
-                     {{"OMPI_MCA_coll_tuned_bcast_algorithm", "5"}, {"SLURM_JOB_ID", "77"}});
+                     {{"OMPI_MCA_coll_tuned_bcast_algorithm", "5"},
+                      {"SLURM_JOB_ID", "77"},
+                      {"SLURM_JOB_NODELIST", "ct-n[1-2]"}});
   ASSERT_EQ(out.exit_code, 0) << out.stderr_text;
   EXPECT_FALSE(fs::exists(tmp.path() / "PWNED"));
   EXPECT_FALSE(fs::exists(dir / "PWNED"));
@@ -248,6 +250,7 @@ TEST(BatchScript, RunsWriteTheirOwnFilesAndFailuresStayLocal) {
   auto facts = read_node_facts(dir);
   ASSERT_TRUE(facts);
   EXPECT_EQ(facts->job_id, "77");
+  EXPECT_EQ(facts->node_list, "ct-n[1-2]");  // the job's nodes: every run's hosts
   EXPECT_GE(facts->cores, 1);
   EXPECT_TRUE(facts->yield_when_idle);
   EXPECT_FALSE(facts->host.empty());

@@ -46,10 +46,15 @@ std::string command(const std::vector<std::string>& argv, double timeout_s = 60)
   return out.stdout_text + out.stderr_text;
 }
 
+// The first node of the default partition (sinfo marks it with '*'): the jobs of these tests
+// land there, also on a cluster with more partitions (dev-cluster start --nodes N).
 std::string node_name() {
-  auto out = run_process({"sinfo", "-h", "-N", "-o", "%N"}, {.timeout_s = 10});
-  auto name = out.stdout_text.substr(0, out.stdout_text.find('\n'));
-  return name;
+  auto out = run_process({"sinfo", "-h", "-N", "-o", "%N %P"}, {.timeout_s = 10});
+  std::istringstream in(out.stdout_text);
+  std::string name, partition;
+  while (in >> name >> partition)
+    if (!partition.empty() && partition.back() == '*') return name;
+  return {};
 }
 
 std::string job_state(const std::string& job_id) {

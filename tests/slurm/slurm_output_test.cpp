@@ -137,6 +137,21 @@ TEST(Sinfo, NodesWithReasons) {
   EXPECT_EQ(nodes[1].reason, "maintenance | disk");
 }
 
+TEST(Hostlist, ExpandsRangesListsAndPadding) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(expand_hostlist("ct-n[1-3,5]"), (V{"ct-n1", "ct-n2", "ct-n3", "ct-n5"}));
+  EXPECT_EQ(expand_hostlist("vm"), (V{"vm"}));
+  EXPECT_EQ(expand_hostlist("a,b[08-10],c"), (V{"a", "b08", "b09", "b10", "c"}));
+  EXPECT_EQ(expand_hostlist("rack[2]-x"), (V{"rack2-x"}));
+  EXPECT_EQ(expand_hostlist(""), V{});
+  EXPECT_EQ(expand_hostlist("n[3-1]"), std::nullopt);
+  EXPECT_EQ(expand_hostlist("n[1-2"), std::nullopt);
+  EXPECT_EQ(expand_hostlist("n1]"), std::nullopt);
+  EXPECT_EQ(expand_hostlist("n[1-x]"), std::nullopt);
+  EXPECT_EQ(expand_hostlist("a,,b"), std::nullopt);
+  EXPECT_EQ(expand_hostlist("n[1-1000000]", 1000), std::nullopt);  // bounded
+}
+
 TEST(ErrorText, ClassifiesControllerAndJobErrors) {
   EXPECT_TRUE(says_invalid_job_id("slurm_load_jobs error: Invalid job id specified\n"));
   EXPECT_FALSE(says_invalid_job_id(
