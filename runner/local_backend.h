@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runner/backend.h"
+#include "runner/osu_probe.h"
 
 namespace colltune {
 
@@ -39,6 +40,7 @@ class LocalBackend : public Backend {
   std::string ompi_version();
 
   LocalBackendOptions options_;
+  OsuProbe osu_probe_;
   std::optional<std::string> ompi_version_;
   std::string host_;
 };
