@@ -195,11 +195,15 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     process_options.unset_env = unset;
     process_options.timeout_s = request.run_timeout_s;
     process_options.should_stop = [&cancel] { return cancel.cancelled(); };
+    process_options.kill_leftovers = true;  // ranks must not outlive their mpirun
 
     result.provenance.start_time = now_seconds();
     auto process = run_process(launch.argv, process_options);
     result.provenance.end_time = now_seconds();
     classify_osu_run(process, result);
+    if (process.leftovers_killed > 0 || process.survivors > 0)
+      spdlog::warn("local run {}: {} process(es) outlived mpirun and were killed, {} survived",
+                   request.tag, process.leftovers_killed, process.survivors);
     if (result.outcome != RunOutcome::ok)
       spdlog::debug("local run {} {} repeat {}: {} ({})", colltune::name(request.collective),
                     to_string(result.config), repeat, to_string(result.outcome), result.error);

@@ -36,6 +36,7 @@ OsuProbe::OsuProbe(ProcessOptions base) : base_(std::move(base)) {
   for (auto& name : interfering_environment()) base_.unset_env.push_back(name);
   base_.timeout_s = kProbeTimeoutS;
   base_.should_stop = nullptr;
+  base_.kill_leftovers = true;
 }
 
 std::string OsuProbe::cache_key(const std::filesystem::path& binary) const {
