@@ -199,19 +199,40 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     store_.complete_job(job.id, "done", context.id, nullptr);
   }
 
-  // Picks per size from the final runs only (same conditions, interleaved order).
+  // Picks per size from the final runs only (same conditions, interleaved order), and only from
+  // runs that ended ok: a failed or unparsable run's rows are partial and may be wrong.
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
   std::size_t failed_runs = 0;
+  std::size_t ok_runs = 0;
+  std::string last_error;
   for (const auto& run : store_.runs_of_context(context.id, "final")) {
-    if (is_failed_outcome(run.outcome)) ++failed_runs;
+    if (run.outcome != RunOutcome::ok) {
+      if (is_failed_outcome(run.outcome)) ++failed_runs;
+      if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
+      continue;
+    }
+    ++ok_runs;
     for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
   }
+  const std::string label =
+      std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size);
   nlohmann::json picks = nlohmann::json::array();
+  // A size no valid final run measured fails, with the reason; it never vanishes silently.
+  nlohmann::json failed_sizes = nlohmann::json::array();
   for (std::int64_t size : options.msg_sizes) {
     auto it = samples.find(size);
-    if (it == samples.end()) continue;
-    SizePick p = choose_for_size(size, it->second);
-    if (p.samples == 0) continue;
+    SizePick p;
+    if (it != samples.end()) p = choose_for_size(size, it->second);
+    if (it == samples.end() || p.samples == 0) {
+      std::string reason =
+          ok_runs == 0
+              ? "no valid measurement: all " + std::to_string(failed_runs) + " final runs failed"
+              : "no valid measurement: none of the " + std::to_string(ok_runs) +
+                    " valid final runs printed this size";
+      if (ok_runs == 0 && !last_error.empty()) reason += " (last: " + last_error + ")";
+      failed_sizes.push_back({{"msg_size", size}, {"reason", reason}});
+      continue;
+    }
     picks.push_back({{"msg_size", size},
                      {"best", p.best},
                      {"best_us", p.best_us},
@@ -222,10 +243,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                      {"samples", p.samples}});
   }
   if (picks.empty()) {
-    error_ = "no successful measurement in the final runs of " +
-             std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
-             " (" + std::to_string(failed_runs) + " failed runs)";
+    error_ = "no successful measurement in the final runs of " + label + " (" +
+             std::to_string(failed_runs) + " failed runs, " + std::to_string(ok_runs) + " valid)";
+    if (!last_error.empty()) error_ += "; last: " + last_error;
     return EngineOutcome::failed;
+  }
+  if (!failed_sizes.empty()) {
+    spdlog::warn("{}: {} message size(s) failed: {}", label, failed_sizes.size(),
+                 failed_sizes.dump());
+    emit(campaign.id, "sizes_failed", {{"context_id", context.id}, {"sizes", failed_sizes}}, true);
   }
   nlohmann::json result = {
       {"picks", picks},
@@ -233,9 +259,12 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
        strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
       {"space", space.size()},
       {"strategy", strategy->name()}};
+  if (!failed_sizes.empty()) result["failed_sizes"] = failed_sizes;
   store_.save_context_result(context.id, result);
   store_.set_context_state(context.id, "done");
-  emit(campaign.id, "context_done", {{"context_id", context.id}, {"picks", picks.size()}}, true);
+  emit(campaign.id, "context_done",
+       {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
+       true);
   return EngineOutcome::completed;
 }
 
@@ -263,7 +292,10 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
          {"ppn", ctx.ppn},
          {"state", ctx.state},
          {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
-         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
+         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0},
+         {"failed_sizes", ctx.result.is_object()
+                              ? ctx.result.value("failed_sizes", nlohmann::json::array())
+                              : nlohmann::json::array()}});
     if (!ctx.result.is_object()) continue;
     // Tuned (rules file loaded) vs default, re-measured after the search, when available.
     std::map<std::int64_t, std::vector<double>> tuned, fixed;
