@@ -102,6 +102,7 @@ int run_tune(const TuneArgs& args) {
     const auto names = strategy_names();
     if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
       throw std::invalid_argument("unknown strategy '" + spec.strategy + "'");
+    CampaignEngine::check_admissible(store, *backend, spec);
     campaign_id = CampaignEngine::create_campaign(store, spec);
   } else if (!store.campaign(campaign_id)) {
     throw std::invalid_argument("no campaign " + std::to_string(campaign_id) + " in " + args.db);

@@ -54,6 +54,8 @@ LocalBackend::LocalBackend(LocalBackendOptions options)
     : options_(std::move(options)), host_(hostname()) {
   if (options_.osu_dir.empty()) options_.osu_dir = bundled_osu_dir();
   if (options_.cores <= 0) options_.cores = available_cores();
+  if (options_.max_ranks_per_core < 1)
+    throw std::invalid_argument("local backend: max_ranks_per_core must be at least 1");
 }
 
 std::string LocalBackend::ompi_version() {
@@ -72,7 +74,9 @@ BackendInfo LocalBackend::describe() {
   info.ompi_version = ompi_version();
   info.cores = options_.cores;
   info.benchmark = options_.osu_dir.string();
-  info.extra = {{"osu_dir", options_.osu_dir.string()}, {"mpirun", options_.mpirun}};
+  info.extra = {{"osu_dir", options_.osu_dir.string()},
+                {"mpirun", options_.mpirun},
+                {"max_ranks_per_core", options_.max_ranks_per_core}};
   return info;
 }
 
@@ -117,6 +121,22 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
   } else {
     result.outcome = RunOutcome::ok;
   }
+}
+
+std::string LocalBackend::admit(const BenchmarkRequest& request) {
+  if (request.nodes != 1)
+    return "the local backend runs on one node (got nodes = " + std::to_string(request.nodes) + ")";
+  const long long limit = static_cast<long long>(options_.cores) * options_.max_ranks_per_core;
+  if (request.comm_size > limit)
+    return std::to_string(request.comm_size) + " ranks on " + std::to_string(options_.cores) +
+           " core(s) is more than the local backend's limit of " +
+           std::to_string(options_.max_ranks_per_core) + " ranks per core (" +
+           std::to_string(limit) + " ranks; setting max_ranks_per_core)";
+  if (!find_osu_binary(options_.osu_dir, request.collective))
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string() + ": the local backend cannot benchmark " +
+           std::string(colltune::name(request.collective));
+  return {};
 }
 
 std::string LocalBackend::preflight(const BenchmarkRequest& request) {

@@ -1000,6 +1000,14 @@ BackendInfo SlurmBackend::describe() {
   return info;
 }
 
+std::string SlurmBackend::admit(const BenchmarkRequest& request) {
+  if (!find_osu_binary(options_.osu_dir, request.collective))
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string() + ": the slurm backend cannot benchmark " +
+           std::string(colltune::name(request.collective));
+  return {};
+}
+
 std::string SlurmBackend::preflight(const BenchmarkRequest& request) {
   try {
     validate_request(request);

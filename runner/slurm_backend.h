@@ -102,6 +102,8 @@ class SlurmBackend : public Backend {
   // every run will give it. A binary that cannot start here (another architecture) is not
   // refused: only an explicit rejection by the benchmark is.
   std::string preflight(const BenchmarkRequest& request) override;
+  // The benchmark binary of the collective exists.
+  std::string admit(const BenchmarkRequest& request) override;
 
   // True when `scontrol ping` says the controller is up (detail: the line it printed).
   bool controller_up(std::string* detail = nullptr);

@@ -50,6 +50,20 @@ std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& s
   return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
 }
 
+void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
+  for (std::size_t i = 0; i < spec.contexts.size(); ++i) {
+    const auto& context = spec.contexts[i];
+    const std::string reason = backend.admit(context_request(context, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("contexts[" + std::to_string(i) +
+                                  "]: " + std::string(name(context.collective)) +
+                                  " P=" + std::to_string(context.comm_size) + ": " + reason);
+  }
+  if (spec.warm_start_from > 0 && !store.campaign(spec.warm_start_from))
+    throw std::invalid_argument("warm_start_from: no campaign " +
+                                std::to_string(spec.warm_start_from));
+}
+
 void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
                           bool persist) {
   payload["campaign_id"] = campaign_id;
@@ -75,7 +89,9 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   for (const auto& context : store_.contexts(campaign_id)) {
     if (context.state == "done") continue;
     const BenchmarkRequest probe = context_request(context, spec, "preflight");
-    if (std::string reason = backend_.preflight(probe); !reason.empty()) {
+    std::string reason = backend_.admit(probe);
+    if (reason.empty()) reason = backend_.preflight(probe);
+    if (!reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
       store_.set_campaign_state(campaign_id, "failed", error_);
