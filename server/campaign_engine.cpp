@@ -215,18 +215,19 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     store_.complete_job(job.id, "done", context.id, nullptr);
   }
 
-  // Picks per size from the final runs only (same conditions, interleaved order), and only from
-  // runs that ended ok: a failed or unparsable run's rows are partial and may be wrong.
+  // Picks per size from the final runs only (same conditions, interleaved order). Rows of a
+  // run whose output could not be parsed are not trusted; a run that crashed or timed out keeps
+  // the sizes it finished (complete lines OSU printed before the failure).
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
   std::size_t failed_runs = 0;
-  std::size_t ok_runs = 0;
+  std::size_t ok_runs = 0;  // runs whose rows count
   std::string last_error;
   for (const auto& run : store_.runs_of_context(context.id, "final")) {
-    if (run.outcome != RunOutcome::ok) {
-      if (is_failed_outcome(run.outcome)) ++failed_runs;
+    if (is_failed_outcome(run.outcome)) {
+      ++failed_runs;
       if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
-      continue;
     }
+    if (run.outcome == RunOutcome::parse_error || run.rows.empty()) continue;
     ++ok_runs;
     for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
   }
@@ -244,7 +245,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           ok_runs == 0
               ? "no valid measurement: all " + std::to_string(failed_runs) + " final runs failed"
               : "no valid measurement: none of the " + std::to_string(ok_runs) +
-                    " valid final runs printed this size";
+                    " final runs with valid rows printed this size";
       if (ok_runs == 0 && !last_error.empty()) reason += " (last: " + last_error + ")";
       failed_sizes.push_back({{"msg_size", size}, {"reason", reason}});
       continue;
