@@ -39,8 +39,8 @@ void ProgressDisplay::draw() {
 void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p) {
   if (type == "context_started") {
     finish_line();
-    context_label_ = "[" + p.value("collective", std::string("?")) + " P=" +
-                     std::to_string(p.value("comm_size", 0)) + "]";
+    context_label_ = "[" + p.value("collective", std::string("?")) +
+                     " P=" + std::to_string(p.value("comm_size", 0)) + "]";
     planned_ = p.value("planned", -1);
     evaluations_done_ = 0;
     runs_done_ = 0;
@@ -72,6 +72,13 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
     draw();
     finish_line();
     std::fprintf(out_, "%s done: %d runs\n", context_label_.c_str(), runs_done_);
+    std::fflush(out_);
+  } else if (type == "sizes_failed") {
+    finish_line();
+    for (const auto& size : p.value("sizes", nlohmann::json::array()))
+      std::fprintf(out_, "%s size %lld FAILED: %s\n", context_label_.c_str(),
+                   static_cast<long long>(size.value("msg_size", std::int64_t{0})),
+                   size.value("reason", std::string()).c_str());
     std::fflush(out_);
   } else if (type == "campaign_state" && p.value("state", std::string()) == "failed") {
     finish_line();

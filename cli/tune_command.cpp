@@ -182,6 +182,7 @@ int run_tune(const TuneArgs& args) {
     const auto names = strategy_names();
     if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
       throw std::invalid_argument("unknown strategy '" + spec.strategy + "'");
+    CampaignEngine::check_admissible(store, *backend, spec);
     campaign_id = CampaignEngine::create_campaign(store, spec);
     store.set_campaign_launch(campaign_id, launch.to_json());
   }

@@ -37,10 +37,22 @@ constexpr std::string_view kVersionMarker = "Latency Test v";
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// OMB >= 7 reductions default to MPI_CHAR; `-T mpi_float` restores the 5.x-6.x workload.
-bool uses_float_type_option(Collective collective, std::optional<int> omb_major_version) {
-  return is_reduction(collective) && omb_major_version && *omb_major_version >= 7;
+// OMB >= 7 reductions default to MPI_CHAR; `-T mpi_float` restores the 5.x-6.x workload when
+// the binary takes it.
+bool uses_float_type_option(Collective collective, const OsuCapabilities& capabilities) {
+  return is_reduction(collective) && capabilities.major && *capabilities.major >= 7 &&
+         capabilities.accepts_type_option();
 }
+
+std::string_view trim_view(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool is_option_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 bool is_executable_file(const std::filesystem::path& path) {
   std::error_code ec;
@@ -99,8 +111,58 @@ std::optional<std::filesystem::path> find_osu_binary(const std::filesystem::path
   return std::nullopt;
 }
 
+bool OsuCapabilities::accepts_type_option() const {
+  if (help_read()) return options.count('T') > 0;
+  return major && *major >= 7;
+}
+
+OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_view version_text) {
+  OsuCapabilities caps;
+  // Option lines start with blanks then "-X" followed by ',' (long form), a blank or the end.
+  // Indented example lines ("  -m 2:128  // ...") also start so: their letter is a known one.
+  std::size_t start = 0;
+  while (start < help_text.size()) {
+    std::size_t end = help_text.find('\n', start);
+    if (end == std::string_view::npos) end = help_text.size();
+    std::string_view line = help_text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty() || (line[0] != ' ' && line[0] != '\t')) continue;
+    line = trim_view(line);
+    if (line.size() < 2 || line[0] != '-' || !is_option_letter(line[1])) continue;
+    if (line.size() > 2 && line[2] != ',' && line[2] != ' ' && line[2] != '\t' && line[2] != '[')
+      continue;
+    caps.options.insert(line[1]);
+  }
+  // The version: what follows the last " v" of the header line.
+  start = 0;
+  while (start < version_text.size()) {
+    std::size_t end = version_text.find('\n', start);
+    if (end == std::string_view::npos) end = version_text.size();
+    std::string_view line = trim_view(version_text.substr(start, end - start));
+    start = end + 1;
+    if (!line.starts_with("# OSU") && !line.starts_with("OSU")) continue;
+    const std::size_t v = line.rfind(" v");
+    if (v == std::string_view::npos || v + 2 >= line.size() || !is_digit(line[v + 2])) continue;
+    caps.version = std::string(line.substr(v + 2));
+    int major = 0;
+    std::size_t digits = 0;
+    for (std::size_t i = v + 2; i < line.size() && is_digit(line[i]) && digits < 6; ++i, ++digits)
+      major = major * 10 + (line[i] - '0');
+    caps.major = major;
+    break;
+  }
+  return caps;
+}
+
 std::vector<std::string> osu_arguments(const OsuOptions& options,
                                        std::optional<int> omb_major_version) {
+  OsuCapabilities caps;
+  caps.major = omb_major_version;
+  return osu_arguments(options, caps);
+}
+
+std::vector<std::string> osu_arguments(const OsuOptions& options,
+                                       const OsuCapabilities& capabilities) {
   if (options.iterations < 1) throw std::invalid_argument("OSU iterations (-i) must be >= 1");
   if (options.warmup < 0) throw std::invalid_argument("OSU warm-up (-x) must be >= 0");
   std::vector<std::string> args;
@@ -110,7 +172,7 @@ std::vector<std::string> osu_arguments(const OsuOptions& options,
                                   std::to_string(options.min_size) + ":" +
                                   std::to_string(options.max_size));
     std::int64_t min_size = options.min_size;
-    if (uses_float_type_option(options.collective, omb_major_version)) {
+    if (uses_float_type_option(options.collective, capabilities)) {
       // OMB 7 labels each row with the bytes asked for but reduces size/4 floats, so a MIN that
       // is not a multiple of 4 mislabels the first row (-m 6: row "6" reduces 4 bytes). OMB
       // 5.x-6.x and the bundled benchmark count floats (MIN/4, at least 1) and print 4*count;
@@ -125,7 +187,7 @@ std::vector<std::string> osu_arguments(const OsuOptions& options,
   args.push_back("-x");
   args.push_back(std::to_string(options.warmup));
   if (options.full) args.push_back("-f");
-  if (uses_float_type_option(options.collective, omb_major_version)) {
+  if (uses_float_type_option(options.collective, capabilities)) {
     args.push_back("-T");
     args.push_back("mpi_float");
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +33,30 @@ std::optional<int> detect_omb_major_version(const std::filesystem::path& binary)
 std::optional<std::filesystem::path> find_osu_binary(const std::filesystem::path& osu_dir,
                                                      Collective collective);
 
-// The argv after the binary path: -m MIN:MAX -i N -x N [-f] and, for reductions with OMB >= 7,
-// `-T mpi_float` (so the workload is MPI_FLOAT/MPI_SUM like OMB 5.x-6.x).
-// In that case MIN is lowered to a multiple of 4 (at least 4), the first row OMB 5.x-6.x
-// print for it, because OMB 7 would label a row "6" while reducing one float.
+// What one installed benchmark binary accepts, read from its own `-h` and `-v` output (never
+// assumed from the version alone: OMB 7.0 has no -T, later 7.x have it).
+struct OsuCapabilities {
+  std::string version;       // "7.0", "5.6.2-colltune"; empty when unknown
+  std::optional<int> major;  // leading number of `version`
+  std::set<char> options;    // short options the help lists; empty when no help was read
+  bool help_read() const { return !options.empty(); }
+  // True when the binary takes `-T TYPE`; without a help text, assumed for OMB >= 7 only.
+  bool accepts_type_option() const;
+};
+
+// Reads the capabilities from the stdout of `BINARY -h` and `BINARY -v`. The help lists one
+// option per line ("  -T, --type ..." in 6.x/7.x, "  -m SIZE  ..." in 5.x); the version line is
+// OMB's header "# OSU MPI ... Latency Test v7.0". Either text may be empty.
+OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_view version_text);
+
+// The argv after the binary path: -m MIN:MAX -i N -x N [-f] and, for reductions with OMB >= 7
+// (whose reductions default to MPI_CHAR) when the binary accepts -T, `-T mpi_float` (so the
+// workload is MPI_FLOAT/MPI_SUM like OMB 5.x-6.x). In that case MIN is lowered to a multiple
+// of 4 (at least 4), the first row OMB 5.x-6.x print for it, because OMB 7 would label a row
+// "6" while reducing one float. An OMB 7 without -T (7.0) runs its default MPI_CHAR reduction.
+std::vector<std::string> osu_arguments(const OsuOptions& options,
+                                       const OsuCapabilities& capabilities);
+// The same with only a major version known (no help text read).
 std::vector<std::string> osu_arguments(const OsuOptions& options,
                                        std::optional<int> omb_major_version);
 

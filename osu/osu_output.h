@@ -17,15 +17,15 @@ namespace colltune {
 struct OsuRow {
   std::int64_t size = 0;  // bytes as OSU prints them; 0 for barrier (no size column)
   double avg_us = 0;
-  std::optional<double> min_us;           // -f only: min over ranks of per-rank means
-  std::optional<double> max_us;           // -f only
+  std::optional<double> min_us;            // -f only: min over ranks of per-rank means
+  std::optional<double> max_us;            // -f only
   std::optional<std::int64_t> iterations;  // -f only
   std::optional<bool> validation_passed;   // -c only
 };
 
 struct OsuOutput {
-  std::string benchmark;  // e.g. "OSU MPI Broadcast Latency Test"
-  std::string version;    // e.g. "5.6.2"; empty if the header had none
+  std::string benchmark;                // e.g. "OSU MPI Broadcast Latency Test"
+  std::string version;                  // e.g. "5.6.2"; empty if the header had none
   std::optional<std::string> datatype;  // OMB 7.x "# Datatype: MPI_CHAR."
   bool full = false;                    // header had Min/Max/Iterations columns
   bool validation = false;              // header had a Validation column
@@ -33,13 +33,13 @@ struct OsuOutput {
 };
 
 enum class OsuErrorKind {
-  empty,               // no output at all
-  no_header,           // data without an OSU header, or not OSU output
-  malformed_line,      // a line that is neither comment, header nor a well-formed data line
-  truncated,           // output stops mid-line or before any data / before the expected end
-  validation_failed,   // "Fail" in the Validation column or "DATA VALIDATION ERROR"
-  mpi_error,           // Open MPI abort banner / "MPI call failed" / MPI_ABORT
-  benchmark_error,     // OSU's own error messages (bad option, too few processes, ...)
+  empty,              // no output at all
+  no_header,          // data without an OSU header, or not OSU output
+  malformed_line,     // a line that is neither comment, header nor a well-formed data line
+  truncated,          // output stops mid-line or before any data / before the expected end
+  validation_failed,  // "Fail" in the Validation column or "DATA VALIDATION ERROR"
+  mpi_error,          // Open MPI abort banner / "MPI call failed" / MPI_ABORT
+  benchmark_error,    // OSU's own error messages (bad option, too few processes, ...)
 };
 
 std::string_view to_string(OsuErrorKind kind);
@@ -59,5 +59,9 @@ struct OsuParseResult {
 // Parses the stdout of one run; `stderr_text` (optional) is scanned for MPI aborts and OSU
 // error messages, which turn an otherwise clean stdout into an error.
 OsuParseResult parse_osu_output(std::string_view stdout_text, std::string_view stderr_text = {});
+
+// The first of OSU's bad-usage lines in `text` ("Invalid Option [-T]", "Invalid Message Size
+// [-m foo]", "Option Missing Required Argument [-m]"), trimmed; nullopt when there is none.
+std::optional<std::string> find_osu_bad_usage(std::string_view text);
 
 }  // namespace colltune

@@ -171,6 +171,16 @@ class Backend {
     return {};
   }
 
+  // Checks, running nothing, that this backend can benchmark `request`'s collective at its
+  // scale at all and sanely (the simulator models four collectives and bounds its memory; the
+  // local backend runs at most a configured number of ranks per core). Empty when fine, else
+  // the reason. Called for every context when a campaign is created (CLI and daemon), before
+  // anything is stored, and again before a campaign runs.
+  virtual std::string admit(const BenchmarkRequest& request) {
+    (void)request;
+    return {};
+  }
+
   // The target's `ompi_info --param coll tuned --level 9 --parsable` output (to build its
   // AlgorithmTable); empty when the backend cannot tell (the caller then uses the built-in table).
   virtual std::string ompi_info_parsable() { return {}; }

@@ -48,6 +48,7 @@ class FaultInjectingBackend : public Backend {
   std::string preflight(const BenchmarkRequest& request) override {
     return inner_->preflight(request);
   }
+  std::string admit(const BenchmarkRequest& request) override { return inner_->admit(request); }
   std::string ompi_info_parsable() override { return inner_->ompi_info_parsable(); }
   double launch_overhead_s() const override { return inner_->launch_overhead_s(); }
   bool runs_real_open_mpi() const override { return inner_->runs_real_open_mpi(); }

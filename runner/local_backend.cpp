@@ -1,11 +1,10 @@
 #include "runner/local_backend.h"
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "osu/osu_command.h"
 #include "runner/mca.h"
@@ -21,8 +20,7 @@ namespace colltune {
 namespace {
 
 double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string hostname() {
@@ -56,6 +54,8 @@ LocalBackend::LocalBackend(LocalBackendOptions options)
     : options_(std::move(options)), host_(hostname()) {
   if (options_.osu_dir.empty()) options_.osu_dir = bundled_osu_dir();
   if (options_.cores <= 0) options_.cores = available_cores();
+  if (options_.max_ranks_per_core < 1)
+    throw std::invalid_argument("local backend: max_ranks_per_core must be at least 1");
 }
 
 std::string LocalBackend::ompi_version() {
@@ -63,7 +63,9 @@ std::string LocalBackend::ompi_version() {
   return *ompi_version_;
 }
 
-std::string LocalBackend::ompi_info_parsable() { return query_coll_tuned_params(options_.ompi_info); }
+std::string LocalBackend::ompi_info_parsable() {
+  return query_coll_tuned_params(options_.ompi_info);
+}
 
 BackendInfo LocalBackend::describe() {
   BackendInfo info;
@@ -72,7 +74,9 @@ BackendInfo LocalBackend::describe() {
   info.ompi_version = ompi_version();
   info.cores = options_.cores;
   info.benchmark = options_.osu_dir.string();
-  info.extra = {{"osu_dir", options_.osu_dir.string()}, {"mpirun", options_.mpirun}};
+  info.extra = {{"osu_dir", options_.osu_dir.string()},
+                {"mpirun", options_.mpirun},
+                {"max_ranks_per_core", options_.max_ranks_per_core}};
   return info;
 }
 
@@ -82,7 +86,8 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
   result.provenance.benchmark =
       parsed.output.benchmark.empty()
           ? std::string()
-          : parsed.output.benchmark + (parsed.output.version.empty() ? "" : " v" + parsed.output.version);
+          : parsed.output.benchmark +
+                (parsed.output.version.empty() ? "" : " v" + parsed.output.version);
   result.provenance.exit_status = process.status_code();
   result.provenance.stderr_excerpt = tail_lines(process.stderr_text);
   if (!process.spawn_error.empty()) {
@@ -93,12 +98,13 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
     result.error = "cancelled while running";
   } else if (process.timed_out) {
     result.outcome = RunOutcome::timeout;
-    result.error = "killed after " + std::to_string(static_cast<int>(process.elapsed_s)) +
-                   " s (run timeout)";
+    result.error =
+        "killed after " + std::to_string(static_cast<int>(process.elapsed_s)) + " s (run timeout)";
   } else if (process.status_code() != 0) {
     result.outcome = RunOutcome::failed;
     result.error = "exit status " + std::to_string(process.status_code());
-    if (parsed.error) result.error += ": " + parsed.error->message;
+    if (parsed.error)
+      result.error += ": " + parsed.error->message;
     else if (!result.provenance.stderr_excerpt.empty())
       result.error += ": " + tail_lines(process.stderr_text, 3, 400);
   } else if (parsed.error) {
@@ -107,8 +113,8 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
                       kind == OsuErrorKind::validation_failed)
                          ? RunOutcome::failed
                          : RunOutcome::parse_error;
-    result.error = std::string(to_string(kind)) + " at line " +
-                   std::to_string(parsed.error->line) + ": " + parsed.error->message;
+    result.error = std::string(to_string(kind)) + " at line " + std::to_string(parsed.error->line) +
+                   ": " + parsed.error->message;
   } else if (result.rows.empty()) {
     result.outcome = RunOutcome::parse_error;
     result.error = "benchmark printed no measurement";
@@ -117,39 +123,52 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
   }
 }
 
+std::string LocalBackend::admit(const BenchmarkRequest& request) {
+  if (request.nodes != 1)
+    return "the local backend runs on one node (got nodes = " + std::to_string(request.nodes) + ")";
+  const long long limit = static_cast<long long>(options_.cores) * options_.max_ranks_per_core;
+  if (request.comm_size > limit)
+    return std::to_string(request.comm_size) + " ranks on " + std::to_string(options_.cores) +
+           " core(s) is more than the local backend's limit of " +
+           std::to_string(options_.max_ranks_per_core) + " ranks per core (" +
+           std::to_string(limit) + " ranks; setting max_ranks_per_core)";
+  if (!find_osu_binary(options_.osu_dir, request.collective))
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string() + ": the local backend cannot benchmark " +
+           std::string(colltune::name(request.collective));
+  return {};
+}
+
 std::string LocalBackend::preflight(const BenchmarkRequest& request) {
   try {
     validate_request(request);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  if (!find_osu_binary(options_.osu_dir, request.collective))
+  const auto binary = find_osu_binary(options_.osu_dir, request.collective);
+  if (!binary)
     return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
            options_.osu_dir.string();
   if (!find_in_path(options_.mpirun)) return "mpirun not found: " + options_.mpirun;
+  // The benchmark must take the arguments every run will give it: one singleton run now,
+  // instead of every run of the campaign failing on "Invalid Option".
+  const OsuArgumentCheck check = osu_probe_.check(*binary, osu_options_for(request));
+  if (check.rejected) return check.message;
+  if (check.unknown)
+    spdlog::warn("local: cannot check {} alone: {}", binary->string(), check.message);
   return {};
 }
 
 void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
   validate_request(request);
   if (request.nodes != 1)
-    throw std::invalid_argument("the local backend runs on one node (got nodes = " +
-                                std::to_string(request.nodes) + ")");
+    throw std::invalid_argument(
+        "the local backend runs on one node (got nodes = " + std::to_string(request.nodes) + ")");
   auto binary = find_osu_binary(options_.osu_dir, request.collective);
   const std::string version = ompi_version();
 
-  OsuOptions osu;
-  osu.collective = request.collective;
-  osu.min_size = request.min_size;
-  osu.max_size = request.max_size;
-  osu.iterations = request.iterations;
-  osu.warmup = request.warmup;
-  osu.full = true;
   std::vector<std::string> osu_argv;
-  if (binary) {
-    osu_argv.push_back(binary->string());
-    for (auto& a : osu_arguments(osu, detect_omb_major_version(*binary))) osu_argv.push_back(a);
-  }
+  if (binary) osu_argv = osu_probe_.command(*binary, osu_options_for(request));
 
   MpirunSettings settings;
   settings.mpirun = options_.mpirun;
@@ -196,11 +215,15 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     process_options.unset_env = unset;
     process_options.timeout_s = request.run_timeout_s;
     process_options.should_stop = [&cancel] { return cancel.cancelled(); };
+    process_options.kill_leftovers = true;  // ranks must not outlive their mpirun
 
     result.provenance.start_time = now_seconds();
     auto process = run_process(launch.argv, process_options);
     result.provenance.end_time = now_seconds();
     classify_osu_run(process, result);
+    if (process.leftovers_killed > 0 || process.survivors > 0)
+      spdlog::warn("local run {}: {} process(es) outlived mpirun and were killed, {} survived",
+                   request.tag, process.leftovers_killed, process.survivors);
     if (result.outcome != RunOutcome::ok)
       spdlog::debug("local run {} {} repeat {}: {} ({})", colltune::name(request.collective),
                     to_string(result.config), repeat, to_string(result.outcome), result.error);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runner/backend.h"
+#include "runner/osu_probe.h"
 
 namespace colltune {
 
@@ -18,6 +19,10 @@ struct LocalBackendOptions {
   std::string ompi_info = "ompi_info";
   std::vector<std::string> mpirun_extra_args;  // e.g. {"--bind-to", "core"}
   int cores = 0;  // 0 = detect; ranks above this oversubscribe (and yield when idle)
+  // Campaigns asking for more than cores x this many ranks are refused at creation: an
+  // oversubscribed machine measures its scheduler, not the collective (and 10,000 ranks on a
+  // laptop only exhaust it).
+  int max_ranks_per_core = 8;
 };
 
 class LocalBackend : public Backend {
@@ -31,6 +36,7 @@ class LocalBackend : public Backend {
   std::string ompi_info_parsable() override;
   bool runs_real_open_mpi() const override { return true; }
   std::string preflight(const BenchmarkRequest& request) override;
+  std::string admit(const BenchmarkRequest& request) override;
 
   // The folder the bundled benchmark was built into (osu_bcast, ... live there).
   static std::filesystem::path bundled_osu_dir();
@@ -39,6 +45,7 @@ class LocalBackend : public Backend {
   std::string ompi_version();
 
   LocalBackendOptions options_;
+  OsuProbe osu_probe_;
   std::optional<std::string> ompi_version_;
   std::string host_;
 };

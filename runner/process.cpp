@@ -9,7 +9,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 extern char** environ;
 
@@ -34,21 +37,74 @@ std::vector<std::string> build_environment(const ProcessOptions& options) {
   return out;
 }
 
-void kill_group(pid_t pid) {
-  ::kill(-pid, SIGTERM);
-  ::kill(pid, SIGTERM);
+// Sends `sig` to every process of the session and to every process group they are in.
+void signal_session(pid_t sid, int sig) {
+  ::kill(-sid, sig);
+  ::kill(sid, sig);
+  std::set<pid_t> groups;
+  for (int member : session_processes(sid)) {
+    ::kill(member, sig);
+    const pid_t group = ::getpgid(member);
+    if (group > 1 && groups.insert(group).second) ::kill(-group, sig);
+  }
 }
 
-void hard_kill_group(pid_t pid) {
-  ::kill(-pid, SIGKILL);
-  ::kill(pid, SIGKILL);
+// Waits up to `seconds` for the session (leader excepted) to be empty; true when it is.
+bool wait_session_empty(pid_t sid, double seconds) {
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    bool empty = true;
+    for (int member : session_processes(sid))
+      if (member != sid) empty = false;
+    if (empty) return true;
+    if (Clock::now() >= until) return false;
+    ::usleep(20000);
+  }
+}
+
+// Kills what is left of the session `sid` (its leader has exited but is not reaped yet):
+// SIGTERM, SIGKILL after the grace period. Counts what was found and what survived.
+void kill_leftovers(pid_t sid, double grace_s, ProcessResult& result) {
+  int found = 0;
+  for (int member : session_processes(sid))
+    if (member != sid) ++found;
+  if (found == 0) return;
+  result.leftovers_killed = found;
+  signal_session(sid, SIGTERM);
+  if (wait_session_empty(sid, grace_s)) return;
+  signal_session(sid, SIGKILL);
+  if (wait_session_empty(sid, 5.0)) return;
+  for (int member : session_processes(sid))
+    if (member != sid) ++result.survivors;
 }
 
 }  // namespace
 
+std::vector<int> session_processes(int sid) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;  // gone meanwhile
+    // pid (comm) state ppid pgrp session ...; comm may hold spaces and parentheses.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0, session = 0;
+    if (!(fields >> state >> ppid >> pgrp >> session)) continue;
+    if (session == sid && state != 'Z' && state != 'X') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
 std::optional<std::string> find_in_path(const std::string& program) {
   if (program.find('/') != std::string::npos)
-    return ::access(program.c_str(), X_OK) == 0 ? std::optional<std::string>(program) : std::nullopt;
+    return ::access(program.c_str(), X_OK) == 0 ? std::optional<std::string>(program)
+                                                : std::nullopt;
   const char* path = std::getenv("PATH");
   std::string paths = path ? path : "/usr/local/bin:/usr/bin:/bin";
   std::size_t start = 0;
@@ -80,8 +136,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   }
 
   int out_pipe[2], err_pipe[2], in_pipe[2], exec_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC) ||
-      ::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(exec_pipe, O_CLOEXEC)) {
+  if (::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC) || ::pipe2(in_pipe, O_CLOEXEC) ||
+      ::pipe2(exec_pipe, O_CLOEXEC)) {
     result.spawn_error = std::string("pipe: ") + std::strerror(errno);
     return result;
   }
@@ -102,8 +158,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     return result;
   }
   if (pid == 0) {
-    // Child: own process group so that a timeout kills mpirun and all its ranks.
-    ::setpgid(0, 0);
+    // Child: a session of its own, which everything it starts inherits (see process.h).
+    ::setsid();
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
@@ -117,7 +173,6 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     (void)!::write(exec_pipe[1], &e, sizeof e);
     ::_exit(127);
   }
-  ::setpgid(pid, pid);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(in_pipe[0]);
@@ -164,8 +219,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
       if (n > 0) {
         std::string& sink = *sinks[i];
-        std::size_t room = options.max_output_bytes > sink.size()
-                               ? options.max_output_bytes - sink.size() : 0;
+        std::size_t room =
+            options.max_output_bytes > sink.size() ? options.max_output_bytes - sink.size() : 0;
         if (static_cast<std::size_t>(n) > room) result.output_truncated = true;
         sink.append(buffer, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -183,23 +238,39 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
         result.stopped = true;
       }
       if (result.timed_out || result.stopped) {
-        kill_group(pid);
+        signal_session(pid, SIGTERM);
         killed = true;
         kill_time = now;
       }
-    } else if (std::chrono::duration<double>(now - kill_time).count() > 3.0) {
-      hard_kill_group(pid);
-      // Grandchildren may keep the pipes open; stop reading after a grace period.
-      if (std::chrono::duration<double>(now - kill_time).count() > 6.0) break;
+    } else if (std::chrono::duration<double>(now - kill_time).count() > options.kill_grace_s) {
+      signal_session(pid, SIGKILL);
+      // Something outside the session may keep the pipes open; stop reading after a while.
+      if (std::chrono::duration<double>(now - kill_time).count() > options.kill_grace_s + 3.0)
+        break;
     }
   }
   for (auto& fd : fds)
     if (fd.fd >= 0) ::close(fd.fd);
 
+  if (killed) {
+    // Nothing of a killed launch may outlive it: the leader is not reaped yet, so the session
+    // id still names this launch only.
+    signal_session(pid, SIGKILL);
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    kill_leftovers(pid, 0, result);
+  } else if (options.kill_leftovers) {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 &&
+           errno == EINTR) {
+    }
+    kill_leftovers(pid, options.kill_grace_s, result);
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (killed) hard_kill_group(pid);  // leftovers of the group, if any
   result.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);

@@ -39,7 +39,15 @@ struct SimBackendOptions {
   // Threads that simulate a batch's (configuration, size) cells before it is reported; 0 = the
   // machine's cores (at most 8). Results do not depend on it.
   int threads = 0;
+  // Campaigns whose estimated peak memory (sim_memory_estimate_mb) passes this are refused at
+  // creation, before the model allocates it.
+  double max_memory_mb = 2048;
 };
+
+// A conservative estimate of the simulator's peak resident memory for one context, in MiB:
+// a fixed part plus a part per rank, measured on campaigns of 10^3 and 10^4 ranks over
+// 4:1M (docs/reliability/audit-runner.md, item 9).
+double sim_memory_estimate_mb(int comm_size);
 
 class SimBackend : public Backend {
  public:
@@ -51,6 +59,8 @@ class SimBackend : public Backend {
   BackendInfo describe() override;
   void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) override;
   double launch_overhead_s() const override;
+  // The collective is modelled and the memory estimate stays under max_memory_mb.
+  std::string admit(const BenchmarkRequest& request) override;
 
   const sim::SimModel& model() const { return *model_; }
 

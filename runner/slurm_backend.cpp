@@ -1017,6 +1017,31 @@ BackendInfo SlurmBackend::describe() {
   return info;
 }
 
+std::string SlurmBackend::admit(const BenchmarkRequest& request) {
+  if (!find_osu_binary(options_.osu_dir, request.collective))
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string() + ": the slurm backend cannot benchmark " +
+           std::string(colltune::name(request.collective));
+  return {};
+}
+
+std::string SlurmBackend::preflight(const BenchmarkRequest& request) {
+  try {
+    validate_request(request);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  const auto binary = find_osu_binary(options_.osu_dir, request.collective);
+  if (!binary)
+    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
+           options_.osu_dir.string();
+  const OsuArgumentCheck check = osu_probe_.check(*binary, osu_options_for(request));
+  if (check.rejected) return check.message;
+  if (check.unknown)
+    spdlog::warn("slurm: cannot check {} alone on this host: {}", binary->string(), check.message);
+  return {};
+}
+
 void SlurmBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {
   validate_request(request);
   if (request.nodes > request.comm_size)
@@ -1032,17 +1057,7 @@ void SlurmBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
   const std::string version = local_ompi_version();
   auto binary = find_osu_binary(options_.osu_dir, request.collective);
   std::vector<std::string> osu_argv;
-  if (binary) {
-    OsuOptions osu;
-    osu.collective = request.collective;
-    osu.min_size = request.min_size;
-    osu.max_size = request.max_size;
-    osu.iterations = request.iterations;
-    osu.warmup = request.warmup;
-    osu.full = true;
-    osu_argv.push_back(binary->string());
-    for (auto& a : osu_arguments(osu, detect_omb_major_version(*binary))) osu_argv.push_back(a);
-  }
+  if (binary) osu_argv = osu_probe_.command(*binary, osu_options_for(request));
 
   auto fail_all = [&](const std::string& error) {
     for (const auto& [index, repeat] : run_order(request)) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "runner/backend.h"
+#include "runner/osu_probe.h"
 #include "slurm/batch_script.h"
 #include "slurm/slurm_client.h"
 
@@ -97,6 +98,12 @@ class SlurmBackend : public Backend {
   // cluster loads the same Open MPI as the compute nodes (same modules); empty on failure.
   std::string ompi_info_parsable() override;
   bool runs_real_open_mpi() const override { return true; }
+  // The benchmark binary exists and, run alone on this (submitting) host, takes the arguments
+  // every run will give it. A binary that cannot start here (another architecture) is not
+  // refused: only an explicit rejection by the benchmark is.
+  std::string preflight(const BenchmarkRequest& request) override;
+  // The benchmark binary of the collective exists.
+  std::string admit(const BenchmarkRequest& request) override;
 
   // True when `scontrol ping` says the controller is up (detail: the line it printed).
   bool controller_up(std::string* detail = nullptr);
@@ -110,6 +117,7 @@ class SlurmBackend : public Backend {
   std::string local_ompi_version();
 
   SlurmBackendOptions options_;
+  OsuProbe osu_probe_;
   std::string template_text_;
   slurm::SlurmClient client_;
   std::string host_;

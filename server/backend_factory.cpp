@@ -64,7 +64,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
   };
   try {
     if (name == "local") {
-      only({"osu_dir", "mpirun", "ompi_info", "mpirun_args", "cores"});
+      only({"osu_dir", "mpirun", "ompi_info", "mpirun_args", "cores", "max_ranks_per_core"});
       LocalBackendOptions o;
       if (s.contains("osu_dir")) o.osu_dir = s.at("osu_dir").get<std::string>();
       if (s.contains("mpirun")) o.mpirun = s.at("mpirun").get<std::string>();
@@ -72,11 +72,14 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       if (s.contains("mpirun_args"))
         o.mpirun_extra_args = s.at("mpirun_args").get<std::vector<std::string>>();
       if (s.contains("cores")) o.cores = whole_number<int>(s.at("cores"), "local backend: cores");
+      if (s.contains("max_ranks_per_core"))
+        o.max_ranks_per_core =
+            whole_number<int>(s.at("max_ranks_per_core"), "local backend: max_ranks_per_core");
       return std::make_unique<LocalBackend>(std::move(o));
     }
     if (name == "slurm") return std::make_unique<SlurmBackend>(slurm_backend_options_from_json(s));
     if (name == "sim") {
-      only({"profile", "profile_dirs", "seed", "noise", "virtual_clock", "pace"});
+      only({"profile", "profile_dirs", "seed", "noise", "virtual_clock", "pace", "max_memory_mb"});
       SimBackendOptions o;
       if (s.contains("profile")) o.profile = s.at("profile").get<std::string>();
       if (s.contains("profile_dirs"))
@@ -97,6 +100,13 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const nlohmann::j
       if (s.contains("pace")) o.pace = s.at("pace").get<double>();
       if (o.pace < 0 || o.pace > 100)
         throw std::invalid_argument("sim backend: pace must be in [0, 100]");
+      if (s.contains("max_memory_mb")) {
+        if (!s.at("max_memory_mb").is_number())
+          throw std::invalid_argument("sim backend: max_memory_mb must be a number");
+        o.max_memory_mb = s.at("max_memory_mb").get<double>();
+        if (!(o.max_memory_mb >= 1 && o.max_memory_mb <= 1e7))
+          throw std::invalid_argument("sim backend: max_memory_mb must be in [1, 1e7]");
+      }
       return std::make_unique<SimBackend>(std::move(o));
     }
     if (name == "replay") {

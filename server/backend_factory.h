@@ -1,8 +1,8 @@
 // Builds a backend by name from its JSON settings: the one place that knows every backend, used
 // by the CLI and the daemon. Settings per backend:
-//   local:  {"osu_dir", "mpirun", "ompi_info", "mpirun_args": [..], "cores"}
-//   slurm:  see runner/slurm_backend.h       sim: {"profile", "seed"}     replay: {"dataset",
-//   "seed"}
+//   local:  {"osu_dir", "mpirun", "ompi_info", "mpirun_args": [..], "cores", "max_ranks_per_core"}
+//   slurm:  see runner/slurm_backend.h       sim: {"profile", "seed", "max_memory_mb", ...} replay:
+//   {"dataset", "seed"}
 // Any backend also takes "faults": {FaultInjectionOptions fields} (runner/fault_injection.h).
 #pragma once
 

@@ -50,6 +50,20 @@ std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& s
   return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
 }
 
+void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
+  for (std::size_t i = 0; i < spec.contexts.size(); ++i) {
+    const auto& context = spec.contexts[i];
+    const std::string reason = backend.admit(context_request(context, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("contexts[" + std::to_string(i) +
+                                  "]: " + std::string(name(context.collective)) +
+                                  " P=" + std::to_string(context.comm_size) + ": " + reason);
+  }
+  if (spec.warm_start_from > 0 && !store.campaign(spec.warm_start_from))
+    throw std::invalid_argument("warm_start_from: no campaign " +
+                                std::to_string(spec.warm_start_from));
+}
+
 void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
                           bool persist) {
   payload["campaign_id"] = campaign_id;
@@ -75,7 +89,9 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   for (const auto& context : store_.contexts(campaign_id)) {
     if (context.state == "done") continue;
     const BenchmarkRequest probe = context_request(context, spec, "preflight");
-    if (std::string reason = backend_.preflight(probe); !reason.empty()) {
+    std::string reason = backend_.admit(probe);
+    if (reason.empty()) reason = backend_.preflight(probe);
+    if (!reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
       store_.set_campaign_state(campaign_id, "failed", error_);
@@ -204,19 +220,41 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     store_.complete_job(job.id, "done", context.id, nullptr);
   }
 
-  // Picks per size from the final runs only (same conditions, interleaved order).
+  // Picks per size from the final runs only (same conditions, interleaved order). Rows of a
+  // run whose output could not be parsed are not trusted; a run that crashed or timed out keeps
+  // the sizes it finished (complete lines OSU printed before the failure).
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
   std::size_t failed_runs = 0;
+  std::size_t ok_runs = 0;  // runs whose rows count
+  std::string last_error;
   for (const auto& run : store_.runs_of_context(context.id, "final")) {
-    if (is_failed_outcome(run.outcome)) ++failed_runs;
+    if (is_failed_outcome(run.outcome)) {
+      ++failed_runs;
+      if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
+    }
+    if (run.outcome == RunOutcome::parse_error || run.rows.empty()) continue;
+    ++ok_runs;
     for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
   }
+  const std::string label =
+      std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size);
   nlohmann::json picks = nlohmann::json::array();
+  // A size no valid final run measured fails, with the reason; it never vanishes silently.
+  nlohmann::json failed_sizes = nlohmann::json::array();
   for (std::int64_t size : options.msg_sizes) {
     auto it = samples.find(size);
-    if (it == samples.end()) continue;
-    SizePick p = choose_for_size(size, it->second);
-    if (p.samples == 0) continue;
+    SizePick p;
+    if (it != samples.end()) p = choose_for_size(size, it->second);
+    if (it == samples.end() || p.samples == 0) {
+      std::string reason =
+          ok_runs == 0
+              ? "no valid measurement: all " + std::to_string(failed_runs) + " final runs failed"
+              : "no valid measurement: none of the " + std::to_string(ok_runs) +
+                    " final runs with valid rows printed this size";
+      if (ok_runs == 0 && !last_error.empty()) reason += " (last: " + last_error + ")";
+      failed_sizes.push_back({{"msg_size", size}, {"reason", reason}});
+      continue;
+    }
     picks.push_back({{"msg_size", size},
                      {"best", p.best},
                      {"best_us", p.best_us},
@@ -227,10 +265,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                      {"samples", p.samples}});
   }
   if (picks.empty()) {
-    error_ = "no successful measurement in the final runs of " +
-             std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
-             " (" + std::to_string(failed_runs) + " failed runs)";
+    error_ = "no successful measurement in the final runs of " + label + " (" +
+             std::to_string(failed_runs) + " failed runs, " + std::to_string(ok_runs) + " valid)";
+    if (!last_error.empty()) error_ += "; last: " + last_error;
     return EngineOutcome::failed;
+  }
+  if (!failed_sizes.empty()) {
+    spdlog::warn("{}: {} message size(s) failed: {}", label, failed_sizes.size(),
+                 failed_sizes.dump());
+    emit(campaign.id, "sizes_failed", {{"context_id", context.id}, {"sizes", failed_sizes}}, true);
   }
   nlohmann::json result = {
       {"picks", picks},
@@ -238,9 +281,12 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
        strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
       {"space", space.size()},
       {"strategy", strategy->name()}};
+  if (!failed_sizes.empty()) result["failed_sizes"] = failed_sizes;
   store_.save_context_result(context.id, result);
   store_.set_context_state(context.id, "done");
-  emit(campaign.id, "context_done", {{"context_id", context.id}, {"picks", picks.size()}}, true);
+  emit(campaign.id, "context_done",
+       {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
+       true);
   return EngineOutcome::completed;
 }
 
@@ -268,7 +314,10 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
          {"ppn", ctx.ppn},
          {"state", ctx.state},
          {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
-         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0}});
+         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0},
+         {"failed_sizes", ctx.result.is_object()
+                              ? ctx.result.value("failed_sizes", nlohmann::json::array())
+                              : nlohmann::json::array()}});
     if (!ctx.result.is_object()) continue;
     // Tuned (rules file loaded) vs default, re-measured after the search, when available.
     std::map<std::int64_t, std::vector<double>> tuned, fixed;

@@ -9,9 +9,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
@@ -35,6 +34,13 @@ class CampaignEngine {
 
   // Creates a campaign record (state "queued") with one context per spec context.
   static std::int64_t create_campaign(Store& store, const CampaignSpec& spec);
+
+  // Refuses, before anything is stored or run, a spec this backend cannot sanely run (a
+  // collective it cannot benchmark, a scale past its limits: Backend::admit) or whose
+  // warm_start_from names no campaign of `store`. Throws std::invalid_argument naming the
+  // field ("contexts[0]: alltoall P=4: ..."). The CLI and the daemon call it before
+  // create_campaign.
+  static void check_admissible(Store& store, Backend& backend, const CampaignSpec& spec);
 
   // Runs or resumes the search and final phases of every context of the campaign. Returns
   // interrupted when `cancel` was set (the campaign's state is left to the caller), failed with

@@ -52,6 +52,8 @@ void reject_unknown(const nlohmann::json& j, const std::set<std::string>& known,
 
 std::int64_t parse_size(const std::string& text, const std::string& field) {
   if (text.empty()) bad(field, "empty size");
+  // std::stoll would skip blanks and take a sign: " 4" and "+4" are not sizes.
+  if (text[0] < '0' || text[0] > '9') bad(field, "'" + text + "' is not a size");
   std::size_t pos = 0;
   long long value = 0;
   try {

@@ -4,6 +4,16 @@
 
 namespace colltune {
 
+BenchmarkRequest context_request(const ContextSpec& context, const CampaignSpec& spec,
+                                 std::string tag) {
+  ContextRecord record;
+  record.collective = context.collective;
+  record.comm_size = context.comm_size;
+  record.nodes = context.nodes;
+  record.ppn = context.ppn;
+  return context_request(record, spec, std::move(tag));
+}
+
 BenchmarkRequest context_request(const ContextRecord& context, const CampaignSpec& spec,
                                  std::string tag) {
   BenchmarkRequest r;

@@ -15,5 +15,8 @@ namespace colltune {
 // callers replace configs, repeats and order_seed for a search or final batch.
 BenchmarkRequest context_request(const ContextRecord& context, const CampaignSpec& spec,
                                  std::string tag);
+// The same for a context of a spec not stored yet.
+BenchmarkRequest context_request(const ContextSpec& context, const CampaignSpec& spec,
+                                 std::string tag);
 
 }  // namespace colltune

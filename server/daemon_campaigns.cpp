@@ -133,6 +133,13 @@ CampaignRecord CampaignManager::create(const nlohmann::json& spec_json) {
     throw std::invalid_argument("strategy: unknown strategy '" + spec.strategy +
                                 "' (known: " + list + ")");
   }
+  {
+    // Refused now, with the reason, rather than failing after runs (a collective the backend
+    // cannot benchmark, 10,000 local ranks, a warm start from no campaign).
+    const BackendConfig* b = config_.backend(spec.backend);
+    auto backend = make_backend(b->name, b->settings);
+    CampaignEngine::check_admissible(store_, *backend, spec);
+  }
   const auto id = CampaignEngine::create_campaign(store_, spec);
   hub_.record(
       id, "campaign_created",

@@ -1,7 +1,7 @@
 #include "runner/sim/collective_schedules.h"
 
-#include "runner/sim/algorithms.h"
 #include "core/fixed_decision.h"
+#include "runner/sim/algorithms.h"
 
 namespace colltune::sim {
 
@@ -66,6 +66,8 @@ Schedule build_schedule(const CallSpec& spec) {
     default:
       break;
   }
+  // The simulation of this schedule allocates next: return the growth slack first.
+  for (auto& rank : schedule.ranks) rank.shrink_to_fit();
   return schedule;
 }
 

@@ -58,6 +58,12 @@ class RankProgram {
   const std::vector<Op>& ops() const { return ops_; }
   const std::vector<RequestId>& wait_list() const { return wait_list_; }
   int requests() const { return next_request_; }
+  // Gives back what the vectors reserved beyond their size while the program grew (up to half
+  // of them); called once the schedule is complete.
+  void shrink_to_fit() {
+    ops_.shrink_to_fit();
+    wait_list_.shrink_to_fit();
+  }
 
  private:
   std::vector<Op> ops_;

@@ -90,11 +90,17 @@ class Run {
         nic_in_free_(cpu_factor.size(), 0) {
     intra_hold_per_byte_ = hold_per_byte(profile.intra_node);
     inter_hold_per_byte_ = hold_per_byte(profile.inter_node);
+    std::size_t sends = 0;
     for (int r = 0; r < p_; ++r) {
       const int n = schedule_.ranks[r].requests();
       ranks_[r].done.assign(static_cast<std::size_t>(n), kUnknown);
       ranks_[r].awaited.assign(static_cast<std::size_t>(n), 0);
+      for (const Op& op : schedule_.ranks[r].ops())
+        if (op.kind == Op::Kind::isend) ++sends;
     }
+    // One Message per send: sized once instead of doubling (a doubling vector holds up to twice
+    // what it needs, and three times while it moves), the simulator's largest allocation.
+    messages_.reserve(sends);
   }
 
   SimResult execute() {

@@ -290,7 +290,26 @@ TEST_F(TuneCliTest, MissingBenchmarkFailsBeforeAnyRun) {
   EXPECT_LT(r.elapsed_s, 20);
   Store store((dir_ / "t.db").string());
   EXPECT_EQ(store.count_runs(1), 0);
-  EXPECT_EQ(store.campaign(1)->state, "failed");
+  EXPECT_FALSE(store.campaign(1)) << "refused before it was created";
+}
+
+TEST_F(TuneCliTest, RefusesWhatTheBackendCannotSanelyRunBeforeAnything) {
+  // Issue 20 items 9 and 12: 10,000 local ranks, a collective the simulator does not model.
+  auto r = run_process({COLLTUNE_BINARY, "tune", "--backend", "local", "--np", "10000",
+                        "--collectives", "bcast", "--db", (dir_ / "big.db").string()},
+                       {.timeout_s = 60});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.stderr_text.find("ranks per core"), std::string::npos) << r.stderr_text;
+  EXPECT_LT(r.elapsed_s, 20);
+  auto s = run_process({COLLTUNE_BINARY, "tune", "--backend", "sim", "--collectives", "alltoall",
+                        "--db", (dir_ / "a2a.db").string()},
+                       {.timeout_s = 60});
+  EXPECT_NE(s.exit_code, 0);
+  EXPECT_NE(s.stderr_text.find("not alltoall"), std::string::npos) << s.stderr_text;
+  for (const char* db : {"big.db", "a2a.db"}) {
+    Store store((dir_ / db).string());
+    EXPECT_FALSE(store.campaign(1)) << db;
+  }
 }
 
 }  // namespace

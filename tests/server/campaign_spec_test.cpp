@@ -64,6 +64,17 @@ TEST(CampaignSpec, RejectsBadInputWithTheFieldName) {
   expect_error(j, "duplicate");
 }
 
+TEST(CampaignSpec, SizesWithASignOrBlanksAreRefused) {
+  // Issue 20 item 12: std::stoll skipped the blank and took the sign, so these were accepted.
+  for (const char* text : {"+4:64", " 4:64", "4: 64", "4:+64", "-4:64", "4:64 ", "\t4:64"}) {
+    auto j = minimal();
+    j["sizes"] = text;
+    EXPECT_THROW(parse_campaign_spec(j), std::invalid_argument) << "'" << text << "'";
+  }
+  EXPECT_EQ(parse_size_range("4:64"), std::make_pair(std::int64_t{4}, std::int64_t{64}));
+  EXPECT_EQ(parse_size_range("4K:1M").second, 1 << 20);
+}
+
 TEST(CampaignSpec, OsuSizesDoubleAndReductionsStartAtFour) {
   auto s = osu_message_sizes(Collective::bcast, 1, 16);
   EXPECT_EQ(s, (std::vector<std::int64_t>{1, 2, 4, 8, 16}));
@@ -72,7 +83,8 @@ TEST(CampaignSpec, OsuSizesDoubleAndReductionsStartAtFour) {
   // -m 6:100 on a reduction: OSU prints 4 8 16 32 64.
   EXPECT_EQ(osu_message_sizes(Collective::reduce, 6, 100),
             (std::vector<std::int64_t>{4, 8, 16, 32, 64}));
-  EXPECT_EQ(osu_message_sizes(Collective::bcast, 6, 100), (std::vector<std::int64_t>{6, 12, 24, 48, 96}));
+  EXPECT_EQ(osu_message_sizes(Collective::bcast, 6, 100),
+            (std::vector<std::int64_t>{6, 12, 24, 48, 96}));
 }
 
 }  // namespace

@@ -53,6 +53,33 @@ TEST(HttpApi, HealthIsPublicAndReadsNeedAToken) {
   EXPECT_EQ(json::parse(version->body).at("backends")[0].at("name"), "sim");
 }
 
+TEST(HttpApi, CampaignTheBackendCannotRunIsRefusedAtCreate) {
+  // Issue 20 items 9 and 12: refused with the reason (400), nothing created.
+  InProcessDaemon d;
+  auto admin = d.client(kAdminToken);
+  auto refused = [&](json spec, const std::string& text) {
+    auto res = admin.Post("/api/v1/campaigns", spec.dump(), "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << res->body;
+    EXPECT_NE(res->body.find(text), std::string::npos) << res->body;
+  };
+  auto spec = sim_campaign_spec();
+  spec["contexts"][0]["collective"] = "alltoall";
+  refused(spec, "not alltoall");
+  spec = sim_campaign_spec();
+  spec["contexts"][0]["comm_size"] = 10000000;
+  refused(spec, "MiB cap");
+  spec = sim_campaign_spec();
+  spec["warm_start_from"] = 4242;
+  refused(spec, "warm_start_from: no campaign 4242");
+  spec = sim_campaign_spec();
+  spec["sizes"] = "+4:64";
+  refused(spec, "sizes");
+  auto list = admin.Get("/api/v1/campaigns");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->body.find("alltoall"), std::string::npos) << list->body;
+}
+
 TEST(HttpApi, AnonymousReadsOnlyWhenConfiguredFromLoopback) {
   InProcessDaemon d(json{{"anonymous_read", true}});
   auto anonymous = d.client("");
