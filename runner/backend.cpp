@@ -9,12 +9,18 @@ namespace colltune {
 
 std::string_view to_string(RunOutcome outcome) {
   switch (outcome) {
-    case RunOutcome::ok: return "ok";
-    case RunOutcome::failed: return "failed";
-    case RunOutcome::timeout: return "timeout";
-    case RunOutcome::parse_error: return "parse_error";
-    case RunOutcome::cancelled: return "cancelled";
-    case RunOutcome::unavailable: return "unavailable";
+    case RunOutcome::ok:
+      return "ok";
+    case RunOutcome::failed:
+      return "failed";
+    case RunOutcome::timeout:
+      return "timeout";
+    case RunOutcome::parse_error:
+      return "parse_error";
+    case RunOutcome::cancelled:
+      return "cancelled";
+    case RunOutcome::unavailable:
+      return "unavailable";
   }
   return "unknown";
 }
@@ -28,10 +34,14 @@ std::optional<RunOutcome> parse_run_outcome(std::string_view text) {
 
 std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& request) {
   std::vector<std::pair<std::size_t, int>> order;
+  const std::size_t n = request.configs.size();
   for (int r = 0; r < request.repeats; ++r)
-    for (std::size_t i = 0; i < request.configs.size(); ++i) order.emplace_back(i, r);
-  Rng rng(request.order_seed);
-  rng.shuffle(order);
+    for (std::size_t i = 0; i < n; ++i)
+      order.emplace_back(request.alternating && r % 2 == 1 ? n - 1 - i : i, r);
+  if (!request.alternating) {
+    Rng rng(request.order_seed);
+    rng.shuffle(order);
+  }
   if (!request.only_runs.empty()) {
     const std::set<std::pair<std::size_t, int>> wanted(request.only_runs.begin(),
                                                        request.only_runs.end());
@@ -42,7 +52,8 @@ std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& reque
 
 void validate_request(const BenchmarkRequest& r) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (r.comm_size < 2) fail("comm_size must be at least 2 (got " + std::to_string(r.comm_size) + ")");
+  if (r.comm_size < 2)
+    fail("comm_size must be at least 2 (got " + std::to_string(r.comm_size) + ")");
   if (r.nodes < 1) fail("nodes must be at least 1");
   if (r.ppn < 0) fail("ppn must not be negative");
   if (r.ppn > 0 && r.ppn * r.nodes != r.comm_size)
@@ -67,12 +78,18 @@ void validate_request(const BenchmarkRequest& r) {
 }
 
 void to_json(nlohmann::json& j, const Provenance& p) {
-  j = {{"backend", p.backend},       {"argv", p.argv},
-       {"mca", p.mca},               {"env", p.env},
-       {"host", p.host},             {"ompi_version", p.ompi_version},
-       {"benchmark", p.benchmark},   {"job_id", p.job_id},
-       {"start_time", p.start_time}, {"end_time", p.end_time},
-       {"exit_status", p.exit_status}, {"stderr_excerpt", p.stderr_excerpt}};
+  j = {{"backend", p.backend},
+       {"argv", p.argv},
+       {"mca", p.mca},
+       {"env", p.env},
+       {"host", p.host},
+       {"ompi_version", p.ompi_version},
+       {"benchmark", p.benchmark},
+       {"job_id", p.job_id},
+       {"start_time", p.start_time},
+       {"end_time", p.end_time},
+       {"exit_status", p.exit_status},
+       {"stderr_excerpt", p.stderr_excerpt}};
 }
 
 void from_json(const nlohmann::json& j, Provenance& p) {
@@ -103,6 +120,7 @@ void to_json(nlohmann::json& j, const BenchmarkRequest& r) {
        {"configs", r.configs},
        {"repeats", r.repeats},
        {"order_seed", r.order_seed},
+       {"alternating", r.alternating},
        {"run_timeout_s", r.run_timeout_s},
        {"extra_mca", r.extra_mca},
        {"extra_env", r.extra_env},
@@ -124,6 +142,7 @@ void from_json(const nlohmann::json& j, BenchmarkRequest& r) {
   r.configs = j.at("configs").get<std::vector<TuningConfig>>();
   r.repeats = j.at("repeats").get<int>();
   r.order_seed = j.value("order_seed", std::uint64_t{0});
+  r.alternating = j.value("alternating", false);
   r.run_timeout_s = j.value("run_timeout_s", 120.0);
   r.extra_mca = j.value("extra_mca", std::map<std::string, std::string>{});
   r.extra_env = j.value("extra_env", std::map<std::string, std::string>{});
