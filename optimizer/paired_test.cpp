@@ -95,7 +95,7 @@ double student_t_quantile(double p, double df) {
   return 0.5 * (lo + hi);
 }
 
-bool still_open(const RatioInterval& interval, double min_gain) {
+bool still_open(const PairedInterval& interval, double min_gain) {
   if (interval.verdict == PairedVerdict::faster) return false;
   return !(interval.pairs >= 2 && interval.lower > 1 - min_gain);
 }
@@ -117,15 +117,15 @@ std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pai
   return out;
 }
 
-std::vector<RatioInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
+std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
                                             double min_gain, const PairedTestOptions& options) {
   const double alpha_look =
       options.alpha / std::max(1, options.looks) / std::max(1, options.tests_per_size);
   const double threshold = std::log(1 - std::clamp(min_gain, 0.0, 0.99));
   const int n_sizes = static_cast<int>(log_ratios.size());
-  std::vector<RatioInterval> out(log_ratios.size());
+  std::vector<PairedInterval> out(log_ratios.size());
   for (int k = 0; k < n_sizes; ++k) {
-    RatioInterval& r = out[static_cast<std::size_t>(k)];
+    PairedInterval& r = out[static_cast<std::size_t>(k)];
     const auto& d = log_ratios[static_cast<std::size_t>(k)];
     r.pairs = static_cast<int>(d.size());
     r.confidence = 1 - alpha_look;

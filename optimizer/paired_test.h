@@ -39,7 +39,7 @@ enum class PairedVerdict {
 };
 std::string_view to_string(PairedVerdict verdict);
 
-struct RatioInterval {
+struct PairedInterval {
   int pairs = 0;     // pairs behind the interval
   double ratio = 1;  // exp(mean d): candidate latency / default latency (< 1 = faster)
   double lower = 0;  // interval of the ratio at the test's confidence
@@ -56,12 +56,12 @@ struct RatioInterval {
 // One interval per size. `log_ratios[k]`: the paired log-differences at the k-th size (sizes in
 // increasing order, neighbours pooled by index). `min_gain`: a candidate is `faster` only when
 // its ratio's upper bound is below 1 - min_gain.
-std::vector<RatioInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
+std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
                                             double min_gain, const PairedTestOptions& options);
 
 // True while more pairs could change the decision: not proven faster, and the interval still
 // reaches below 1 - min_gain (so a candidate that cannot win any more is decided too).
-bool still_open(const RatioInterval& interval, double min_gain);
+bool still_open(const PairedInterval& interval, double min_gain);
 
 // The sequential procedure: look after look, repeats are added only while some candidate is
 // still open at a size it is nominated for, never beyond `looks` looks or `max_runs` runs.

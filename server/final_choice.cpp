@@ -67,9 +67,9 @@ PairedFinalData paired_final_data(const std::vector<RunRecord>& runs,
   return data;
 }
 
-std::map<TuningConfig, std::vector<RatioInterval>> paired_final_intervals(
+std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
     const PairedFinalData& data, double min_gain, const PairedTestOptions& options) {
-  std::map<TuningConfig, std::vector<RatioInterval>> out;
+  std::map<TuningConfig, std::vector<PairedInterval>> out;
   for (const auto& [config, d] : data.log_ratios)
     out[config] = paired_intervals(d, min_gain, options);
   return out;
@@ -78,7 +78,7 @@ std::map<TuningConfig, std::vector<RatioInterval>> paired_final_intervals(
 nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
                                 const std::optional<TuningConfig>& candidate,
                                 const PairedFinalData& data,
-                                const std::map<TuningConfig, std::vector<RatioInterval>>& intervals,
+                                const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
                                 double fallback_default_us) {
   const TuningConfig fixed = TuningConfig::default_decision();
   auto latencies_of = [&](const TuningConfig& c) -> std::vector<double> {
@@ -94,7 +94,7 @@ nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
       {"default_us", std::isfinite(default_us) ? nlohmann::json(default_us) : nlohmann::json()},
       {"noise", relative_noise(default_lat)},
       {"candidate", candidate ? nlohmann::json(*candidate) : nlohmann::json()}};
-  RatioInterval iv;
+  PairedInterval iv;
   if (candidate)
     if (auto it = intervals.find(*candidate);
         it != intervals.end() && size_index < it->second.size())

@@ -57,7 +57,7 @@ PairedFinalData paired_final_data(const std::vector<RunRecord>& runs,
                                   const std::vector<std::int64_t>& sizes);
 
 // Per candidate, the interval at every size (variance pooled over neighbouring sizes).
-std::map<TuningConfig, std::vector<RatioInterval>> paired_final_intervals(
+std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
     const PairedFinalData& data, double min_gain, const PairedTestOptions& options);
 
 // The pick at one size: the nominated candidate when it is proven faster, else the default.
@@ -69,7 +69,7 @@ std::map<TuningConfig, std::vector<RatioInterval>> paired_final_intervals(
 nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
                                 const std::optional<TuningConfig>& candidate,
                                 const PairedFinalData& data,
-                                const std::map<TuningConfig, std::vector<RatioInterval>>& intervals,
+                                const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
                                 double fallback_default_us);
 
 }  // namespace colltune

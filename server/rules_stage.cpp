@@ -115,7 +115,7 @@ namespace {
 // tuned/default latency ratio from `rounds` pairs taken in A B / B A order.
 struct Remeasure {
   std::vector<std::int64_t> sizes;
-  std::vector<RatioInterval> intervals;
+  std::vector<PairedInterval> intervals;
 };
 
 std::string describe_config(const AlgorithmTable& table, Collective c, const TuningConfig& config) {
@@ -344,7 +344,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
         nlohmann::json rows = nlohmann::json::array();
         bool changed_any = false;
         for (std::size_t i = 0; i < sizes.size(); ++i) {
-          const RatioInterval& iv = intervals[i];
+          const PairedInterval& iv = intervals[i];
           auto p = pick_of.find(sizes[i]);
           const TuningConfig chosen =
               p == pick_of.end() ? TuningConfig::default_decision()

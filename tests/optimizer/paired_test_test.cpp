@@ -20,7 +20,7 @@ TEST(StudentT, KnownQuantiles) {
 }
 
 struct Outcome {
-  std::vector<RatioInterval> intervals;
+  std::vector<PairedInterval> intervals;
   int runs = 0;
   int looks = 0;
 };
@@ -54,7 +54,7 @@ Outcome simulate(double mu, double sigma, int sizes, const SequentialOptions& op
   return out;
 }
 
-int count(const std::vector<RatioInterval>& v, PairedVerdict verdict) {
+int count(const std::vector<PairedInterval>& v, PairedVerdict verdict) {
   int n = 0;
   for (const auto& r : v) n += r.verdict == verdict;
   return n;
