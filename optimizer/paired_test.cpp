@@ -109,6 +109,14 @@ int next_look_rounds(int looks_done, int runs_spent, int configs_per_round,
   return std::max(0, rounds);
 }
 
+int planned_looks(int first_configs, const SequentialOptions& options) {
+  const int max_looks = std::max(1, options.test.looks);
+  if (options.max_runs <= 0) return max_looks;
+  const int first = std::max(1, options.rounds_per_look) * std::max(2, first_configs);
+  const int later = std::max(0, options.max_runs - first) / 2;
+  return std::clamp(1 + later, 1, max_looks);
+}
+
 std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pairs) {
   std::vector<double> out;
   for (const auto& [candidate, fixed] : pairs)
@@ -118,7 +126,7 @@ std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pai
 }
 
 std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
-                                            double min_gain, const PairedTestOptions& options) {
+                                             double min_gain, const PairedTestOptions& options) {
   const double alpha_look =
       options.alpha / std::max(1, options.looks) / std::max(1, options.tests_per_size);
   const double threshold = std::log(1 - std::clamp(min_gain, 0.0, 0.99));

@@ -57,7 +57,7 @@ struct PairedInterval {
 // increasing order, neighbours pooled by index). `min_gain`: a candidate is `faster` only when
 // its ratio's upper bound is below 1 - min_gain.
 std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
-                                            double min_gain, const PairedTestOptions& options);
+                                             double min_gain, const PairedTestOptions& options);
 
 // True while more pairs could change the decision: not proven faster, and the interval still
 // reaches below 1 - min_gain (so a candidate that cannot win any more is decided too).
@@ -78,6 +78,12 @@ struct SequentialOptions {
 // less than one round is not made.
 int next_look_rounds(int looks_done, int runs_spent, int configs_per_round,
                      const SequentialOptions& options);
+
+// The looks the procedure can make at most within options.max_runs when the first look runs
+// `first_configs` configurations per round and every later look at least 2 (the default and
+// one candidate) for at least one round; never more than options.test.looks. The Bonferroni
+// split (PairedTestOptions::looks) uses this number: looks that cannot happen cost no alpha.
+int planned_looks(int first_configs, const SequentialOptions& options);
 
 // Pairs (candidate_us, default_us) -> log-differences, skipping non-positive values.
 std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pairs);

@@ -214,9 +214,18 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == context.id && job.purpose == "search")
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
+    // The cap: never more runs than the search made, nor than the earlier final phase made
+    // (final_repeats runs of the default and of each finalist); the looks that fit in it share
+    // alpha (docs/final-choice.md).
+    std::set<TuningConfig> distinct;
+    for (const auto& [size, config] : nominated) distinct.insert(config);
+    const int nominees = static_cast<int>(distinct.size());
     SequentialOptions seq;
     seq.min_gain = spec.min_gain;
-    seq.max_runs = spec.final_max_runs > 0 ? spec.final_max_runs : std::max(search_runs, 4);
+    seq.max_runs = spec.final_max_runs > 0
+                       ? spec.final_max_runs
+                       : std::max(4, std::min(search_runs, spec.final_repeats * (1 + nominees)));
+    seq.test.looks = planned_looks(1 + nominees, seq);
 
     auto evaluate = [&] {
       const PairedFinalData data =

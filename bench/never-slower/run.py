@@ -210,8 +210,14 @@ def main():
             return out
         aa_logs = mean_logs("aa")
         aa_worst = max(aa_logs.values())
+        aa_sorted = sorted(aa_logs.values())
+        aa_p95 = aa_sorted[min(len(aa_sorted) - 1, int(0.95 * len(aa_sorted)))]
+        with open(os.path.join(folder, "ab.json"), "w") as f:
+            json.dump([{"arm": a, "collective": c, "round": r, "rows": rows}
+                       for (a, c, r), rows in lat.items()], f)
         entry = {"run": i, "load_before": round(load_before, 2), "aa_worst_ratio":
-                 round(math.exp(aa_worst), 3), "ab_seconds": round(ab_seconds, 1), "arms": {}}
+                 round(math.exp(aa_worst), 3), "aa_p95_ratio": round(math.exp(aa_p95), 3),
+                 "ab_seconds": round(ab_seconds, 1), "arms": {}}
         for name in ("new", "old"):
             if name not in files:
                 entry["arms"][name] = {"error": "no rules file", **arms[name]}
@@ -221,13 +227,17 @@ def main():
             changed_logs = [logs[k] for k in changed if k in logs]
             worse = sorted(["%s %d (%.2fx)" % (k[0], k[1], math.exp(logs[k])) for k in changed
                             if k in logs and logs[k] > aa_worst])
-            significantly_slower = []
+            worse_p95 = sorted(["%s %d (%.2fx)" % (k[0], k[1], math.exp(logs[k])) for k in changed
+                                if k in logs and logs[k] > aa_p95])
+            slower = sum(1 for k in changed if k in logs and logs[k] > 0)
             gi = geo_interval(changed_logs)
             cost = phase_cost(arms[name]["db"])
             entry["arms"][name] = {
                 "rc": arms[name]["rc"], "wall_s": arms[name]["wall_s"],
                 "changed": len(changed),
                 "worse_than_aa": worse,
+                "worse_than_aa_p95": worse_p95,
+                "slower_point_estimate": slower,
                 "geomean_speedup_changed": None if gi is None else [
                     round(x, 3) if x is not None else None for x in gi],
                 "cost": cost,
@@ -261,6 +271,15 @@ def summarize(results):
             line += "| %s: %2d %2d %s  %d/%.0f  %d/%.0f " % (name, a["changed"], len(a["worse_than_aa"]),
                                                            gtxt, f["runs"], f["seconds"], v["runs"], v["seconds"])
         print(line)
+    print("A/A noise floor per run (worst, 95th percentile of per-size A/A ratios): " +
+          ", ".join("%.2f/%.2f" % (e["aa_worst_ratio"], e["aa_p95_ratio"]) for e in results))
+    for name in ("new", "old"):
+        arms = [e["arms"][name] for e in results if "changed" in e["arms"].get(name, {})]
+        print("%s: changed sizes slower than the A/A 95th percentile: %d; changed sizes with A/B "
+              "ratio > 1 (point estimate): %d of %d; reverted %d; deployable %s" % (
+                  name, sum(len(a["worse_than_aa_p95"]) for a in arms),
+                  sum(a["slower_point_estimate"] for a in arms), sum(a["changed"] for a in arms),
+                  sum(a["reverted"] for a in arms), [a["deployable"] for a in arms]))
     for name in ("new", "old"):
         arms = [e["arms"][name] for e in results if "changed" in e["arms"].get(name, {})]
         print("%s: worse-than-A/A changed sizes total %d over %d runs; median final+verify runs %s, "

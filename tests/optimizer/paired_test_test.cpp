@@ -129,6 +129,18 @@ TEST(SequentialPairedTest, CapAndLooksAreRespected) {
   EXPECT_EQ(next_look_rounds(0, 0, 1, demo_options()), 0);   // nothing to compare
 }
 
+TEST(SequentialPairedTest, PlannedLooksFollowTheCap) {
+  SequentialOptions o = demo_options();  // 3 looks, 2 rounds per look
+  o.max_runs = 6;                        // one candidate: 4 runs, then one 2-run look
+  EXPECT_EQ(planned_looks(2, o), 2);
+  o.max_runs = 4;
+  EXPECT_EQ(planned_looks(2, o), 1);
+  o.max_runs = 100;
+  EXPECT_EQ(planned_looks(3, o), 3);
+  o.max_runs = 0;
+  EXPECT_EQ(planned_looks(3, o), 3);
+}
+
 TEST(SequentialPairedTest, DecidedSizesStopEarly) {
   // A large, clear gain is decided at the first look: no more runs than one ABBA block.
   std::mt19937_64 rng(16);
