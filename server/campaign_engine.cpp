@@ -199,16 +199,42 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // Final phase (docs/final-choice.md): per size, the strategy's pick is the candidate; it is
     // re-measured against the default in alternating (A B / B A) rounds, and repeats are added
     // look after look only while some candidate's interval still straddles the threshold.
-    const std::vector<Choice> recommended = strategy->recommend();
+    // Candidates: the strategy's finalists (the configurations the earlier final phase
+    // re-measured, e.g. bo's finalist cover), so the final phase never measures more
+    // configurations than before. One nominee per size, so that no size tests several: the
+    // strategy's pick there when it is a finalist, else the finalist with the lowest search
+    // median there when that beats the default's search median.
+    std::set<TuningConfig> pool;
+    for (const auto& c : strategy->finalists(spec.final_candidates))
+      if (!c.is_default()) pool.insert(c);
+    std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> search_latency;
+    for (const auto& run : store_.runs_of_context(context.id, "search")) {
+      if (run.outcome != RunOutcome::ok) continue;
+      for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
+    }
     std::map<std::int64_t, TuningConfig> nominated;
     std::map<std::int64_t, double> search_default_us;
-    for (const auto& choice : recommended) {
-      search_default_us[choice.msg_size] = choice.default_us;
-      if (choice.config.is_default()) continue;
+    for (const auto& choice : strategy->recommend()) {
+      const std::int64_t size = choice.msg_size;
+      search_default_us[size] = choice.default_us;
+      std::optional<TuningConfig> nominee;
+      if (!choice.config.is_default() && pool.count(choice.config)) {
+        nominee = choice.config;
+      } else {
+        const auto& at = search_latency[size];
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto& c : pool)
+          if (auto it = at.find(c); it != at.end() && median(it->second) < best) {
+            best = median(it->second);
+            nominee = c;
+          }
+        const auto d = at.find(TuningConfig::default_decision());
+        if (nominee && d != at.end() && !(best < median(d->second))) nominee.reset();
+      }
       // The configuration Open MPI's fixed decision runs at this size is the default itself.
-      if (auto alias = space.default_alias(choice.msg_size); alias && *alias == choice.config)
-        continue;
-      nominated[choice.msg_size] = choice.config;
+      if (auto alias = space.default_alias(size); nominee && alias && *alias == *nominee)
+        nominee.reset();
+      if (nominee) nominated[size] = *nominee;
     }
     int search_runs = 0;
     for (const auto& job : store_.jobs(campaign.id))
