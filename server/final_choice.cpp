@@ -75,11 +75,11 @@ std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
   return out;
 }
 
-nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
-                                const std::optional<TuningConfig>& candidate,
-                                const PairedFinalData& data,
-                                const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
-                                double fallback_default_us) {
+nlohmann::json paired_pick_json(
+    std::int64_t msg_size, std::size_t size_index, const std::optional<TuningConfig>& candidate,
+    const PairedFinalData& data,
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
+    double fallback_default_us) {
   const TuningConfig fixed = TuningConfig::default_decision();
   auto latencies_of = [&](const TuningConfig& c) -> std::vector<double> {
     auto it = data.latencies.find(c);
@@ -106,14 +106,18 @@ nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
   pick["best_us"] = best_lat.empty() ? pick["default_us"] : nlohmann::json(median(best_lat));
   pick["default_within_noise"] = !wins;
   pick["samples"] = iv.pairs;
-  pick["pairs"] = iv.pairs;
-  pick["verdict"] = std::string(to_string(iv.verdict));
-  pick["confidence"] = iv.confidence;
-  const bool bounded = iv.pairs >= 2 && std::isfinite(iv.upper);
-  pick["ratio"] = iv.pairs > 0 ? nlohmann::json(iv.ratio) : nlohmann::json();
-  pick["ratio_low"] = bounded ? nlohmann::json(iv.lower) : nlohmann::json();
-  pick["ratio_high"] = bounded ? nlohmann::json(iv.upper) : nlohmann::json();
+  pick.update(interval_json(iv));
   return pick;
+}
+
+nlohmann::json interval_json(const PairedInterval& iv) {
+  const bool bounded = iv.pairs >= 2 && std::isfinite(iv.upper);
+  return {{"pairs", iv.pairs},
+          {"ratio", iv.pairs > 0 ? nlohmann::json(iv.ratio) : nlohmann::json()},
+          {"ratio_low", bounded ? nlohmann::json(iv.lower) : nlohmann::json()},
+          {"ratio_high", bounded ? nlohmann::json(iv.upper) : nlohmann::json()},
+          {"confidence", iv.confidence},
+          {"verdict", std::string(to_string(iv.verdict))}};
 }
 
 }  // namespace colltune

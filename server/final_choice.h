@@ -60,16 +60,21 @@ PairedFinalData paired_final_data(const std::vector<RunRecord>& runs,
 std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
     const PairedFinalData& data, double min_gain, const PairedTestOptions& options);
 
+// An interval as the picks, the verification record and the report carry it: pairs, ratio
+// (candidate / default latency; null without pairs), ratio_low, ratio_high (null with fewer than
+// 2 pairs), confidence, verdict (faster | tie | slower).
+nlohmann::json interval_json(const PairedInterval& interval);
+
 // The pick at one size: the nominated candidate when it is proven faster, else the default.
 // JSON (the context result's "picks" entries): msg_size, best, best_us, default_us (null when
 // not measured), noise, default_within_noise (true unless the candidate won), samples (pairs),
 // method "paired", candidate (null when none was nominated), ratio, ratio_low, ratio_high
 // (candidate / default latency and its interval), confidence, pairs, verdict (faster | tie |
 // slower).
-nlohmann::json paired_pick_json(std::int64_t msg_size, std::size_t size_index,
-                                const std::optional<TuningConfig>& candidate,
-                                const PairedFinalData& data,
-                                const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
-                                double fallback_default_us);
+nlohmann::json paired_pick_json(
+    std::int64_t msg_size, std::size_t size_index, const std::optional<TuningConfig>& candidate,
+    const PairedFinalData& data,
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals,
+    double fallback_default_us);
 
 }  // namespace colltune

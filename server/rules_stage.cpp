@@ -18,6 +18,7 @@
 #include "rules/verify.h"
 #include "server/campaign_spec.h"
 #include "server/context_request.h"
+#include "server/final_choice.h"
 
 namespace colltune {
 namespace {
@@ -349,15 +350,10 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
           const TuningConfig chosen =
               p == pick_of.end() ? TuningConfig::default_decision()
                                  : result_json["picks"][p->second].at("best").get<TuningConfig>();
-          const bool bounded = iv.pairs >= 2 && std::isfinite(iv.upper);
-          rows.push_back({{"msg_size", sizes[i]},
-                          {"changed", !chosen.is_default()},
-                          {"pairs", iv.pairs},
-                          {"ratio", iv.pairs > 0 ? nlohmann::json(iv.ratio) : nlohmann::json()},
-                          {"ratio_low", bounded ? nlohmann::json(iv.lower) : nlohmann::json()},
-                          {"ratio_high", bounded ? nlohmann::json(iv.upper) : nlohmann::json()},
-                          {"confidence", iv.confidence},
-                          {"verdict", std::string(to_string(iv.verdict))}});
+          nlohmann::json row = interval_json(iv);
+          row["msg_size"] = sizes[i];
+          row["changed"] = !chosen.is_default();
+          rows.push_back(row);
           if (chosen.is_default() || iv.verdict != PairedVerdict::slower) continue;
           // Significantly slower with the file than without: back to Open MPI's default.
           char reason[200];
