@@ -52,6 +52,11 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
     std::fflush(out_);
   } else if (type == "job_started") {
     phase_ = p.value("purpose", std::string("search"));
+    // Jobs of the rules stage (verify, re-measure) come after every context: the job names
+    // its own context.
+    if (p.contains("collective") && p.contains("comm_size"))
+      context_label_ = "[" + p.value("collective", std::string("?")) +
+                       " P=" + std::to_string(p.value("comm_size", 0)) + "]";
     if (!tty_)
       std::fprintf(out_, "%s %s job %s: %d runs\n", context_label_.c_str(), phase_.c_str(),
                    p.value("tag", std::string()).c_str(), p.value("runs", 0));

@@ -39,6 +39,9 @@ struct TuneArgs {
   int warmup = 10;
   int batch_size = 8;
   int final_repeats = 3;
+  std::string final_method = "paired";
+  double min_gain = 0;
+  int final_max_runs = 0;
   double run_timeout = 120;
   std::string osu_dir;
   std::string profile;  // sim
@@ -166,13 +169,21 @@ int run_tune(const TuneArgs& args) {
   auto backend = make_backend(launch.backend, backend_settings);
 
   if (campaign_id == 0) {
-    nlohmann::json spec_json = {
-        {"backend", args.backend},           {"sizes", args.sizes},
-        {"strategy", args.strategy},         {"budget", args.budget},
-        {"repeats", args.repeats},           {"seed", args.seed},
-        {"iterations", args.iterations},     {"warmup", args.warmup},
-        {"batch_size", args.batch_size},     {"final_repeats", args.final_repeats},
-        {"run_timeout_s", args.run_timeout}, {"verify", !args.no_verify}};
+    nlohmann::json spec_json = {{"backend", args.backend},
+                                {"sizes", args.sizes},
+                                {"strategy", args.strategy},
+                                {"budget", args.budget},
+                                {"repeats", args.repeats},
+                                {"seed", args.seed},
+                                {"iterations", args.iterations},
+                                {"warmup", args.warmup},
+                                {"batch_size", args.batch_size},
+                                {"final_repeats", args.final_repeats},
+                                {"final_method", args.final_method},
+                                {"min_gain", args.min_gain},
+                                {"final_max_runs", args.final_max_runs},
+                                {"run_timeout_s", args.run_timeout},
+                                {"verify", !args.no_verify}};
     nlohmann::json contexts = nlohmann::json::array();
     for (Collective c : parse_collective_list(args.collectives))
       contexts.push_back(
@@ -336,9 +347,21 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--final-repeats", args->final_repeats,
-                  "Runs of each finalist and of the default in the final check")
+                  "Re-measure rounds with the rules file (and, for --final-method median, runs of "
+                  "each finalist)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--final-method", args->final_method,
+                  "Final choice: paired (sequential paired test against the default) or median "
+                  "(the earlier method; docs/final-choice.md)")
+      ->capture_default_str();
+  cmd->add_option("--min-gain", args->min_gain,
+                  "Smallest relative gain a change must prove (0.03 = 3 %)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.5));
+  cmd->add_option("--final-max-runs", args->final_max_runs,
+                  "Cap on the paired final phase's runs per collective (0 = the search's runs)")
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--run-timeout", args->run_timeout, "Seconds before a run is killed")
       ->capture_default_str();
   cmd->add_option("--osu-dir", args->osu_dir,

@@ -72,8 +72,11 @@ std::vector<MessageRule> message_rules(Collective coll, int comm_size,
       rules.push_back(rule);
     auto next = std::next(it);
     std::int64_t next_key = next == by_key.end() ? kNoEnd : next->first;
-    std::int64_t end =
-        rule.msg_size == 0 ? kNoEnd : scaled(rule.msg_size, options.size_coverage_factor);
+    // The largest measured size covers itself only: above it nothing was measured.
+    std::int64_t end = rule.msg_size == 0 ? kNoEnd
+                       : next == by_key.end() && options.size_coverage_factor > 0
+                           ? rule.msg_size + 1
+                           : scaled(rule.msg_size, options.size_coverage_factor);
     if (end < next_key) rules.push_back(MessageRule{end, 0, 0, 0, 0});
   }
   std::vector<MessageRule> merged;
@@ -113,7 +116,10 @@ RulesModel build_rules_model(const std::vector<TunedPoint>& points,
       rules.blocks.push_back(std::move(block));
       auto next = std::next(it);
       std::int64_t next_size = next == by_comm.end() ? kNoEnd : next->first;
-      std::int64_t end = two_proc ? comm_size + 1 : scaled(comm_size, options.comm_coverage_factor);
+      // Rules hold at the communicator size they were measured at, nowhere else.
+      std::int64_t end = two_proc || options.comm_coverage_factor > 0
+                             ? comm_size + 1
+                             : scaled(comm_size, options.comm_coverage_factor);
       if (end < next_size && end <= std::numeric_limits<int>::max())
         rules.blocks.push_back(default_block(static_cast<int>(end)));
     }

@@ -6,14 +6,15 @@
 //   scatter, allgather, alltoall: per-rank bytes x P).
 // - Message sizes: a measured size s governs keys [s, next measured size), but never more than
 //   [s, factor x s): OSU measures powers of two, so each measurement stands for one octave.
-//   Below the smallest measured size and from factor x (largest measured size) on, the rules
-//   say algorithm 0, i.e. Open MPI's own fixed decision: nothing is extrapolated into sizes
-//   nobody measured. Every block starts with a size-0 rule, as Open MPI requires.
-// - Communicator sizes: rules tuned at P govern communicators of [P, min(next tuned P,
-//   factor x P)) ranks. A leading block for P >= 2 with algorithm 0 keeps the rules off smaller
-//   communicators (in 4.1.x the first block is a floor, so without it rules tuned at 64 ranks
-//   would also run on every sub-communicator), and a block with algorithm 0 at factor x P ends
-//   them above. A two_proc winner at P = 2 is confined to exactly 2 ranks.
+//   The largest measured size governs itself only (key S, then algorithm 0 from S + 1), and
+//   below the smallest measured size the rules say algorithm 0, i.e. Open MPI's own fixed
+//   decision: nothing is extrapolated into sizes nobody measured. Every block starts with a
+//   size-0 rule, as Open MPI requires.
+// - Communicator sizes: rules tuned at P govern communicators of exactly P ranks: a block with
+//   algorithm 0 at P + 1 ends them (rules measured at 4 ranks say nothing about 5 or 6), and a
+//   leading block for P >= 2 with algorithm 0 keeps them off smaller communicators (in 4.1.x
+//   the first block is a floor, so without it rules tuned at 64 ranks would also run on every
+//   sub-communicator). Predicting other sizes needs a model, which this builder does not have.
 // - Knobs the chosen algorithm does not read (AlgorithmInfo::uses_segsize / uses_fanout) are
 //   written as 0, and adjacent rules (and blocks) with equal choices are merged.
 #pragma once
@@ -37,9 +38,10 @@ struct TunedPoint {
 
 struct RulesBuildOptions {
   const AlgorithmTable* algorithms = nullptr;  // default AlgorithmTable::builtin_4_1()
-  // Reach of one measurement, as a factor of its size (message sizes) and of its communicator
-  // size. 0 = unlimited: a choice holds up to the next measured size and the last one to
-  // infinity (Open MPI's behaviour for a plain list of rules).
+  // Reach of one measurement between measured message sizes, as a factor of its size; any
+  // value > 0 keeps the largest size and every communicator size to themselves (no
+  // extrapolation). 0 = unlimited: a choice holds up to the next measured size and the last one
+  // to infinity (Open MPI's behaviour for a plain list of rules).
   int size_coverage_factor = 2;
   int comm_coverage_factor = 2;
 };

@@ -25,6 +25,7 @@ bool key_times_p(int id) {
 
 std::string bytes_range(std::int64_t begin, std::int64_t end) {
   if (end == kOpen) return ">= " + human_bytes(begin);
+  if (end <= begin + 1) return human_bytes(begin);  // one measured size: [s, s + 1)
   return human_bytes(begin) + " - " + human_bytes(end);
 }
 

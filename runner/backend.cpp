@@ -28,10 +28,14 @@ std::optional<RunOutcome> parse_run_outcome(std::string_view text) {
 
 std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& request) {
   std::vector<std::pair<std::size_t, int>> order;
+  const std::size_t n = request.configs.size();
   for (int r = 0; r < request.repeats; ++r)
-    for (std::size_t i = 0; i < request.configs.size(); ++i) order.emplace_back(i, r);
-  Rng rng(request.order_seed);
-  rng.shuffle(order);
+    for (std::size_t i = 0; i < n; ++i)
+      order.emplace_back(request.alternating && r % 2 == 1 ? n - 1 - i : i, r);
+  if (!request.alternating) {
+    Rng rng(request.order_seed);
+    rng.shuffle(order);
+  }
   if (!request.only_runs.empty()) {
     const std::set<std::pair<std::size_t, int>> wanted(request.only_runs.begin(),
                                                        request.only_runs.end());
@@ -105,6 +109,7 @@ void to_json(nlohmann::json& j, const BenchmarkRequest& r) {
        {"configs", r.configs},
        {"repeats", r.repeats},
        {"order_seed", r.order_seed},
+       {"alternating", r.alternating},
        {"run_timeout_s", r.run_timeout_s},
        {"extra_mca", r.extra_mca},
        {"extra_env", r.extra_env},
@@ -126,6 +131,7 @@ void from_json(const nlohmann::json& j, BenchmarkRequest& r) {
   r.configs = j.at("configs").get<std::vector<TuningConfig>>();
   r.repeats = j.at("repeats").get<int>();
   r.order_seed = j.value("order_seed", std::uint64_t{0});
+  r.alternating = j.value("alternating", false);
   r.run_timeout_s = j.value("run_timeout_s", 120.0);
   r.extra_mca = j.value("extra_mca", std::map<std::string, std::string>{});
   r.extra_env = j.value("extra_env", std::map<std::string, std::string>{});

@@ -34,7 +34,11 @@ struct BenchmarkRequest {
   std::vector<TuningConfig> configs;  // algorithm 0 = Open MPI's default decision
   int repeats = 1;                    // runs of each configuration
   std::uint64_t order_seed = 0;       // runs are made in an order shuffled with this seed
-  double run_timeout_s = 120;         // a run still going after this is killed (outcome timeout)
+  // Instead of shuffling: round r runs configs 0..n-1 when r is even and n-1..0 when odd
+  // (A B / B A / A B ...), so that each configuration of round r runs next to configuration 0
+  // of round r (the paired final choice puts the default there; optimizer/paired_test.h).
+  bool alternating = false;
+  double run_timeout_s = 120;  // a run still going after this is killed (outcome timeout)
   // Extra MCA parameters for every run of the batch, on top of the forcing ones (e.g.
   // coll_tuned_dynamic_rules_filename to run with a rules file loaded: use configs = {default}).
   std::map<std::string, std::string> extra_mca;
@@ -195,8 +199,9 @@ class Backend {
 };
 
 // The runs of a request, (config_index, repeat) pairs, in the order a backend should make them:
-// shuffled with request.order_seed so that drift does not favour one configuration. With
-// only_runs set, the same order restricted to those runs.
+// shuffled with request.order_seed so that drift does not favour one configuration, or
+// alternating (request.alternating: A B / B A rounds for paired comparisons). With only_runs set,
+// the same order restricted to those runs.
 std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& request);
 
 // Checks a request; throws std::invalid_argument with a clear message.

@@ -115,9 +115,27 @@ std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t 
 CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("campaign spec must be a JSON object");
   reject_unknown(j,
-                 {"name", "backend", "contexts", "sizes", "strategy", "budget", "repeats", "seed",
-                  "stop", "iterations", "warmup", "batch_size", "final_candidates", "final_repeats",
-                  "run_timeout_s", "rules_format", "verify", "warm_start_from"},
+                 {"name",
+                  "backend",
+                  "contexts",
+                  "sizes",
+                  "strategy",
+                  "budget",
+                  "repeats",
+                  "seed",
+                  "stop",
+                  "iterations",
+                  "warmup",
+                  "batch_size",
+                  "final_candidates",
+                  "final_repeats",
+                  "final_method",
+                  "min_gain",
+                  "final_max_runs",
+                  "run_timeout_s",
+                  "rules_format",
+                  "verify",
+                  "warm_start_from"},
                  "");
   CampaignSpec spec;
   for (const char* required : {"backend", "contexts", "sizes"})
@@ -177,6 +195,15 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     spec.final_candidates = get_number<int>(j.at("final_candidates"), "final_candidates", 1, 20);
   if (j.contains("final_repeats"))
     spec.final_repeats = get_number<int>(j.at("final_repeats"), "final_repeats", 1, 100);
+  if (j.contains("final_method")) {
+    spec.final_method = get_string(j.at("final_method"), "final_method", 16);
+    if (spec.final_method != "paired" && spec.final_method != "median")
+      bad("final_method", "one of paired, median");
+  }
+  if (j.contains("min_gain"))
+    spec.min_gain = get_number<double>(j.at("min_gain"), "min_gain", 0, 0.5);
+  if (j.contains("final_max_runs"))
+    spec.final_max_runs = get_number<int>(j.at("final_max_runs"), "final_max_runs", 0, 100000);
   if (j.contains("run_timeout_s"))
     spec.run_timeout_s = get_number<double>(j.at("run_timeout_s"), "run_timeout_s", 1, 86400);
   if (j.contains("rules_format")) {
@@ -233,6 +260,9 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                       {"batch_size", spec.batch_size},
                       {"final_candidates", spec.final_candidates},
                       {"final_repeats", spec.final_repeats},
+                      {"final_method", spec.final_method},
+                      {"min_gain", spec.min_gain},
+                      {"final_max_runs", spec.final_max_runs},
                       {"run_timeout_s", spec.run_timeout_s},
                       {"rules_format", spec.rules_format},
                       {"verify", spec.verify},

@@ -46,7 +46,17 @@ struct CampaignSpec {
   int warmup = 10;          // OSU -x
   int batch_size = 8;       // configurations per backend job
   int final_candidates = 2; // finalists re-measured per message size
-  int final_repeats = 3;    // runs of each finalist (and the default) in the final check
+  int final_repeats = 3;    // "median" final phase: runs of each finalist and of the default;
+                            // also the re-measure rounds (tuned/default pairs) of the rules stage
+  // The final choice (docs/final-choice.md): "paired" = the sequential paired test against the
+  // default (optimizer/paired_test.h); "median" = the method before it (finalists re-measured
+  // final_repeats times, lowest median within noise), kept to compare the two side by side.
+  std::string final_method = "paired";
+  // Smallest relative gain a candidate must prove (its ratio's interval below 1 - min_gain).
+  double min_gain = 0.0;
+  // Cap on the runs of the paired final phase per context; 0 = the smaller of the context's
+  // search runs and final_repeats x (1 + candidates) (docs/final-choice.md).
+  int final_max_runs = 0;
   double run_timeout_s = 120;
   StopSpec stop;
   std::string rules_format = "auto";  // auto (from the Open MPI version), classic, v2, json

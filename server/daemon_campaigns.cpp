@@ -487,7 +487,8 @@ EngineOutcome CampaignManager::finish_campaign(std::int64_t id, JobExecutor& exe
                  {"format", rules.format},
                  {"deployable", rules.deployable},
                  {"verified", rules.verified},
-                 {"verification_skipped", rules.verification_skipped}});
+                 {"verification_skipped", rules.verification_skipped},
+                 {"reverted", rules.reverted.size()}});
   const std::string state = rules.error.empty() ? "done" : "failed";
   store_.set_campaign_state(id, state, rules.error);
   nlohmann::json payload = {{"campaign_id", id}, {"state", state}};

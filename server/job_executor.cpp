@@ -86,14 +86,16 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
     if (persist) store_.add_event(job.campaign_id, type, payload);
     if (emit_) emit_(type, payload);
   };
-  emit("job_started",
-       {{"job_id", job.id},
-        {"tag", job.tag},
-        {"context_id", job.context_id},
-        {"purpose", job.purpose},
-        {"runs", total},
-        {"already_recorded", done}},
-       true);
+  // The context the job measures, named in the event: the rules stage runs jobs of every
+  // context after the last one started, and a progress line must say which one it is.
+  nlohmann::json started = {
+      {"job_id", job.id},       {"tag", job.tag}, {"context_id", job.context_id},
+      {"purpose", job.purpose}, {"runs", total},  {"already_recorded", done}};
+  if (auto context = store_.context(job.context_id)) {
+    started["collective"] = std::string(name(context->collective));
+    started["comm_size"] = context->comm_size;
+  }
+  emit("job_started", started, true);
   StoreSink sink(
       store_, job,
       [&](const RunResult& r) {

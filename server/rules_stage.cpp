@@ -2,12 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 
 #include "core/ompi_version.h"
-#include "core/rng.h"
+#include "optimizer/paired_test.h"
 #include "rules/rules_builder.h"
 #include "rules/rules_validate.h"
 #include "rules/rules_writer.h"
@@ -16,6 +18,7 @@
 #include "rules/verify.h"
 #include "server/campaign_spec.h"
 #include "server/context_request.h"
+#include "server/final_choice.h"
 
 namespace colltune {
 namespace {
@@ -107,6 +110,22 @@ BenchmarkRequest verification_request(const std::string& tag, Collective collect
   return r;
 }
 
+namespace {
+
+// The re-measurement of one context with a rules file loaded: per size, the interval of the
+// tuned/default latency ratio from `rounds` pairs taken in A B / B A order.
+struct Remeasure {
+  std::vector<std::int64_t> sizes;
+  std::vector<PairedInterval> intervals;
+};
+
+std::string describe_config(const AlgorithmTable& table, Collective c, const TuningConfig& config) {
+  std::string text = table.algorithm_name(c, config.algorithm) + " (" + to_string(config) + ")";
+  return text;
+}
+
+}  // namespace
+
 RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
                                        const AlgorithmTable& table, std::int64_t campaign_id,
                                        const RulesStageOptions& options, const CancelFlag& cancel) {
@@ -117,31 +136,13 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     return result;
   }
   const CampaignSpec spec = parse_campaign_spec(campaign->spec);
-  const auto contexts = store.contexts(campaign_id);
-
-  // 1. The model from the per-size picks.
-  std::vector<TunedPoint> points;
-  for (const auto& ctx : contexts) {
+  for (const auto& ctx : store.contexts(campaign_id))
     if (ctx.state != "done" || !ctx.result.is_object()) {
       result.error = "context " + std::string(name(ctx.collective)) +
                      " P=" + std::to_string(ctx.comm_size) + " is not done";
       return result;
     }
-    for (const auto& pick : ctx.result.at("picks"))
-      points.push_back({ctx.collective, ctx.comm_size, pick.at("msg_size").get<std::int64_t>(),
-                        pick.at("best").get<TuningConfig>()});
-  }
-  RulesBuildOptions build;
-  build.algorithms = &table;
-  RulesModel model;
-  try {
-    model = build_rules_model(points, build);
-  } catch (const std::exception& e) {
-    result.error = std::string("cannot build rules: ") + e.what();
-    return result;
-  }
 
-  // 2. The file, in the format the target's Open MPI reads.
   Backend& backend = executor.backend();
   const BackendInfo info = backend.describe();
   const OmpiVersion version =
@@ -156,54 +157,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     format = *f;
   }
   result.format = std::string(to_string(format));
-  RulesWriteOptions write;
-  write.algorithms = &table;
-  write.comment_lines = {"colltune rules for Open MPI " + version.to_string() + ", campaign " +
-                             std::to_string(campaign_id) + " (" + campaign->name + ")",
-                         "tuned on " + info.backend + " backend, host " + info.host};
-  result.content = write_rules(model, format, write);
 
-  // 3. Exactly what Open MPI makes of it.
-  ValidationOptions validation = validation_options_for(version);
-  validation.algorithms = &table;
-  const ValidationReport report = validate_rules_text(result.content, validation);
-  result.deployable = report.deployable();
-  result.validation_text = report.to_text();
-  RulesVersionRecord record;
-  record.campaign_id = campaign_id;
-  record.format = result.format;
-  record.content = result.content;
-  record.validation = validation_json(report);
-  record.verification = {{"verified", false}, {"skipped", !options.verify}};
-  record.fingerprint = options.fingerprint;
-  // A resumed stage reuses the version it recorded before the interruption.
-  result.rules_version_id = 0;
-  for (const auto& existing : store.rules_versions(campaign_id))
-    if (existing.content == record.content && existing.format == record.format)
-      result.rules_version_id = existing.id;
-  if (result.rules_version_id == 0) result.rules_version_id = store.add_rules_version(record);
-  if (!result.deployable) {
-    result.error = "the generated rules file is not deployable: " + report.verdict();
-    return result;
-  }
-  write_file_atomically(options.rules_path, result.content);
-  const fs::path rules_abs = fs::absolute(options.rules_path);
-
-  // 4. Proof on the real library, and the re-measured speed-up.
-  if (!options.verify || !backend.runs_real_open_mpi()) {
-    result.verification_skipped = true;
-    result.verification_text = options.verify ? "verification skipped: the " + backend.name() +
-                                                    " backend does not run the real Open MPI"
-                                              : "verification skipped (--no-verify)";
-    store.set_rules_verification(
-        result.rules_version_id,
-        {{"verified", false}, {"skipped", true}, {"reason", result.verification_text}});
-    return result;
-  }
-
-  auto base_request = [&](const ContextRecord& ctx, const std::string& tag) {
-    return context_request(ctx, spec, tag);
-  };
   // Runs a job by its deterministic tag unless it already completed (resume).
   auto run_job = [&](const ContextRecord& ctx, const std::string& purpose,
                      const BenchmarkRequest& request) -> std::optional<std::int64_t> {
@@ -221,76 +175,248 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     return id;
   };
 
-  nlohmann::json verified_contexts = nlohmann::json::array();
-  bool all_match = true;
-  std::string text;
-  for (const auto& ctx : contexts) {
-    // Verification: the file loaded, nothing forced, the tracer records what ran. A new job
-    // each time (trace files are scratch data).
-    const fs::path trace_dir = options.work_dir / ("trace-c" + std::to_string(campaign_id) + "-x" +
-                                                   std::to_string(ctx.id));
-    fs::remove_all(trace_dir);
-    fs::create_directories(trace_dir);
-    int attempt = 1;
-    while (store.job_by_tag(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt))))
-      ++attempt;
-    auto request =
-        verification_request(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)),
-                             ctx.collective, ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size,
-                             spec.max_size, options.verify_iterations, rules_abs, trace_dir);
-    request.run_timeout_s = spec.run_timeout_s;
-    auto job_id = run_job(ctx, "verify", request);
-    if (!job_id) {
-      result.interrupted = true;
+  // Every pass: the model from the current picks, the file, its validation and, on the real
+  // library, the trace proof and the paired re-measurement. A size where the file is measured
+  // significantly slower than the default is reverted to the default and the next pass checks
+  // the rewritten file again; the pass after the last re-measuring one only proves the trace.
+  nlohmann::json reverted_all = nlohmann::json::array();
+  for (int pass = 1;; ++pass) {
+    const auto contexts = store.contexts(campaign_id);
+    std::vector<TunedPoint> points;
+    for (const auto& ctx : contexts)
+      for (const auto& pick : ctx.result.at("picks"))
+        points.push_back({ctx.collective, ctx.comm_size, pick.at("msg_size").get<std::int64_t>(),
+                          pick.at("best").get<TuningConfig>()});
+    RulesBuildOptions build;
+    build.algorithms = &table;
+    RulesModel model;
+    try {
+      model = build_rules_model(points, build);
+    } catch (const std::exception& e) {
+      result.error = std::string("cannot build rules: ") + e.what();
       return result;
     }
-    const auto runs = store.runs_of_job(*job_id);
-    const auto sizes = osu_message_sizes(ctx.collective, spec.min_size, spec.max_size);
-    VerifyOptions verify;
-    verify.min_calls = options.verify_iterations;
-    verify.algorithms = &table;
-    const VerificationReport vr = verify_trace(model, ctx.collective, ctx.comm_size, sizes,
-                                               read_trace_dir(trace_dir), verify);
-    const bool run_ok = !runs.empty() && runs.front().outcome == RunOutcome::ok;
-    const bool ok = run_ok && vr.all_match();
-    all_match = all_match && ok;
-    if (!run_ok)
-      text += std::string(name(ctx.collective)) + " P=" + std::to_string(ctx.comm_size) +
-              ": the verification run failed: " +
-              (runs.empty() ? std::string("no result") : runs.front().error) + "\n";
-    text += vr.to_text(table) + "\n";
-    verified_contexts.push_back({{"collective", std::string(name(ctx.collective))},
-                                 {"comm_size", ctx.comm_size},
-                                 {"matches", vr.matches()},
-                                 {"sizes", vr.rows.size()},
-                                 {"run_ok", run_ok},
-                                 {"rows", verification_rows_json(vr, table)}});
+    RulesWriteOptions write;
+    write.algorithms = &table;
+    write.comment_lines = {"colltune rules for Open MPI " + version.to_string() + ", campaign " +
+                               std::to_string(campaign_id) + " (" + campaign->name + ")",
+                           "tuned on " + info.backend + " backend, host " + info.host};
+    result.content = write_rules(model, format, write);
 
-    // Re-measurement: tuned (file loaded) and default, interleaved in a seeded random order.
-    for (int round = 0; round < options.remeasure_rounds; ++round) {
-      Rng rng(spec.seed * 7919ULL + static_cast<std::uint64_t>(ctx.id) * 31ULL +
-              static_cast<std::uint64_t>(round));
-      const bool tuned_first = rng.below(2) == 0;
-      for (int k = 0; k < 2; ++k) {
-        const bool tuned = (k == 0) == tuned_first;
-        const std::string what = std::string(tuned ? "remeasure-tuned" : "remeasure-default");
-        auto r = base_request(ctx, tag_for(campaign_id, ctx.id, what + std::to_string(round + 1)));
-        if (tuned) r.extra_mca = {{"coll_tuned_dynamic_rules_filename", rules_abs.string()}};
-        if (!run_job(ctx, what, r)) {
-          result.interrupted = true;
-          return result;
-        }
-      }
+    // Exactly what Open MPI makes of it.
+    ValidationOptions validation = validation_options_for(version);
+    validation.algorithms = &table;
+    const ValidationReport report = validate_rules_text(result.content, validation);
+    result.deployable = report.deployable();
+    result.validation_text = report.to_text();
+    RulesVersionRecord record;
+    record.campaign_id = campaign_id;
+    record.format = result.format;
+    record.content = result.content;
+    record.validation = validation_json(report);
+    record.verification = {{"verified", false},
+                           {"skipped", !options.verify},
+                           {"deployable", false},
+                           {"reason", "not verified yet"}};
+    record.fingerprint = options.fingerprint;
+    // A resumed stage reuses the version it recorded before the interruption.
+    result.rules_version_id = 0;
+    for (const auto& existing : store.rules_versions(campaign_id))
+      if (existing.content == record.content && existing.format == record.format)
+        result.rules_version_id = existing.id;
+    if (result.rules_version_id == 0) result.rules_version_id = store.add_rules_version(record);
+    if (!result.deployable) {
+      result.error = "the generated rules file is not deployable: " + report.verdict();
+      store.set_rules_verification(result.rules_version_id, {{"verified", false},
+                                                             {"skipped", false},
+                                                             {"deployable", false},
+                                                             {"reason", result.error}});
+      return result;
     }
+    write_file_atomically(options.rules_path, result.content);
+    const fs::path rules_abs = fs::absolute(options.rules_path);
+
+    if (!options.verify || !backend.runs_real_open_mpi()) {
+      result.verification_skipped = true;
+      result.verification_text = options.verify ? "verification skipped: the " + backend.name() +
+                                                      " backend does not run the real Open MPI"
+                                                : "verification skipped (--no-verify)";
+      store.set_rules_verification(
+          result.rules_version_id,
+          {{"verified", false},
+           {"skipped", true},
+           {"deployable", false},
+           {"reason", "not verified on the real Open MPI: " + result.verification_text}});
+      return result;
+    }
+
+    const bool remeasure = pass <= options.remeasure_passes && options.remeasure_rounds > 0;
+    const std::string version_tag = "v" + std::to_string(result.rules_version_id) + "-";
+    nlohmann::json verified_contexts = nlohmann::json::array();
+    nlohmann::json reverted = nlohmann::json::array();
+    std::map<std::int64_t, nlohmann::json> new_results;  // context id -> result with reverts
+    bool all_match = true;
+    std::string text;
+    for (const auto& ctx : contexts) {
+      // Verification: the file loaded, nothing forced, the tracer records what ran. A new job
+      // each time (trace files are scratch data).
+      const fs::path trace_dir = options.work_dir / ("trace-c" + std::to_string(campaign_id) +
+                                                     "-x" + std::to_string(ctx.id));
+      fs::remove_all(trace_dir);
+      fs::create_directories(trace_dir);
+      int attempt = 1;
+      while (store.job_by_tag(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt))))
+        ++attempt;
+      auto request =
+          verification_request(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)),
+                               ctx.collective, ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size,
+                               spec.max_size, options.verify_iterations, rules_abs, trace_dir);
+      request.run_timeout_s = spec.run_timeout_s;
+      auto job_id = run_job(ctx, "verify", request);
+      if (!job_id) {
+        result.interrupted = true;
+        return result;
+      }
+      const auto runs = store.runs_of_job(*job_id);
+      const auto sizes = osu_message_sizes(ctx.collective, spec.min_size, spec.max_size);
+      VerifyOptions verify;
+      verify.min_calls = options.verify_iterations;
+      verify.algorithms = &table;
+      const VerificationReport vr = verify_trace(model, ctx.collective, ctx.comm_size, sizes,
+                                                 read_trace_dir(trace_dir), verify);
+      const bool run_ok = !runs.empty() && runs.front().outcome == RunOutcome::ok;
+      const bool ok = run_ok && vr.all_match();
+      all_match = all_match && ok;
+      const std::string label =
+          std::string(name(ctx.collective)) + " P=" + std::to_string(ctx.comm_size);
+      if (!run_ok)
+        text += label + ": the verification run failed: " +
+                (runs.empty() ? std::string("no result") : runs.front().error) + "\n";
+      text += vr.to_text(table) + "\n";
+      nlohmann::json context_json = {{"collective", std::string(name(ctx.collective))},
+                                     {"comm_size", ctx.comm_size},
+                                     {"matches", vr.matches()},
+                                     {"sizes", vr.rows.size()},
+                                     {"run_ok", run_ok},
+                                     {"rows", verification_rows_json(vr, table)}};
+
+      if (remeasure) {
+        // Re-measurement: tuned (file loaded) and default in A B / B A rounds; round r's tuned
+        // run is paired with round r's default run.
+        std::map<std::int64_t, std::size_t> index;
+        for (std::size_t i = 0; i < sizes.size(); ++i) index[sizes[i]] = i;
+        std::vector<std::map<std::size_t, double>> tuned_rounds, default_rounds;
+        for (int round = 0; round < options.remeasure_rounds; ++round) {
+          std::map<std::size_t, double> by_size[2];
+          for (int k = 0; k < 2; ++k) {
+            const bool tuned = (k == 0) == (round % 2 == 0);
+            const std::string what = tuned ? "remeasure-tuned" : "remeasure-default";
+            auto r = context_request(
+                ctx, spec,
+                tag_for(campaign_id, ctx.id, version_tag + what + std::to_string(round + 1)));
+            if (tuned) r.extra_mca = {{"coll_tuned_dynamic_rules_filename", rules_abs.string()}};
+            auto id = run_job(ctx, what, r);
+            if (!id) {
+              result.interrupted = true;
+              return result;
+            }
+            for (const auto& run : store.runs_of_job(*id)) {
+              if (run.outcome != RunOutcome::ok) continue;
+              for (const auto& row : run.rows)
+                if (auto it = index.find(row.size); it != index.end() && row.avg_us > 0)
+                  by_size[tuned ? 0 : 1][it->second] = row.avg_us;
+            }
+          }
+          tuned_rounds.push_back(by_size[0]);
+          default_rounds.push_back(by_size[1]);
+        }
+        std::vector<std::vector<double>> d(sizes.size());
+        for (std::size_t r = 0; r < tuned_rounds.size(); ++r)
+          for (const auto& [i, us] : tuned_rounds[r])
+            if (auto it = default_rounds[r].find(i); it != default_rounds[r].end())
+              d[i].push_back(std::log(us / it->second));
+        PairedTestOptions test;
+        test.looks = 1;
+        const auto intervals = paired_intervals(d, 0.0, test);
+        nlohmann::json result_json = ctx.result;
+        std::map<std::int64_t, std::size_t> pick_of;
+        for (std::size_t p = 0; p < result_json.at("picks").size(); ++p)
+          pick_of[result_json["picks"][p].at("msg_size").get<std::int64_t>()] = p;
+        nlohmann::json rows = nlohmann::json::array();
+        bool changed_any = false;
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+          const PairedInterval& iv = intervals[i];
+          auto p = pick_of.find(sizes[i]);
+          const TuningConfig chosen =
+              p == pick_of.end() ? TuningConfig::default_decision()
+                                 : result_json["picks"][p->second].at("best").get<TuningConfig>();
+          nlohmann::json row = interval_json(iv);
+          row["msg_size"] = sizes[i];
+          row["changed"] = !chosen.is_default();
+          rows.push_back(row);
+          if (chosen.is_default() || iv.verdict != PairedVerdict::slower) continue;
+          // Significantly slower with the file than without: back to Open MPI's default.
+          char reason[200];
+          std::snprintf(reason, sizeof reason,
+                        "measured slower with the file: %.2fx the default's latency "
+                        "(%.0f %% interval %.2f-%.2f, %d pairs)",
+                        iv.ratio, 100 * iv.confidence, iv.lower, iv.upper, iv.pairs);
+          nlohmann::json entry = {{"collective", std::string(name(ctx.collective))},
+                                  {"comm_size", ctx.comm_size},
+                                  {"msg_size", sizes[i]},
+                                  {"from", chosen},
+                                  {"from_name", describe_config(table, ctx.collective, chosen)},
+                                  {"ratio", iv.ratio},
+                                  {"ratio_low", iv.lower},
+                                  {"ratio_high", iv.upper},
+                                  {"pairs", iv.pairs},
+                                  {"pass", pass},
+                                  {"reason", reason}};
+          reverted.push_back(entry);
+          auto& pick = result_json["picks"][p->second];
+          pick["reverted"] = entry;
+          pick["best"] = TuningConfig::default_decision();
+          pick["default_within_noise"] = true;
+          changed_any = true;
+          text += label + " " + std::to_string(sizes[i]) + " B: reverted to the default, " +
+                  reason + "\n";
+        }
+        context_json["remeasure"] = rows;
+        if (changed_any) new_results[ctx.id] = result_json;
+      }
+      verified_contexts.push_back(context_json);
+    }
+    for (const auto& r : reverted) reverted_all.push_back(r);
+    result.verified = all_match;
+    result.verification_text = text;
+    const bool final_pass = reverted.empty() || !all_match;
+    std::string reason;
+    if (!all_match)
+      reason = "Open MPI did not run what the rules file says (see the verification rows)";
+    else if (!final_pass)
+      reason = "sizes measured slower were reverted; the rewritten file is verified next";
+    nlohmann::json verification = {{"verified", all_match},
+                                   {"skipped", false},
+                                   {"deployable", all_match && final_pass},
+                                   {"reason", reason},
+                                   {"pass", pass},
+                                   {"remeasured", remeasure},
+                                   {"rules_path", rules_abs.string()},
+                                   {"contexts", verified_contexts},
+                                   {"reverted", reverted},
+                                   {"reverted_before", reverted_all}};
+    store.set_rules_verification(result.rules_version_id, verification);
+    if (!all_match) {
+      result.deployable = false;
+      result.error = reason;
+      return result;
+    }
+    if (final_pass) {
+      result.reverted = reverted_all;
+      return result;
+    }
+    for (const auto& [id, r] : new_results) store.save_context_result(id, r);
   }
-  result.verified = all_match;
-  result.verification_text = text;
-  store.set_rules_verification(result.rules_version_id, {{"verified", all_match},
-                                                         {"skipped", false},
-                                                         {"rules_path", rules_abs.string()},
-                                                         {"contexts", verified_contexts}});
-  if (!all_match) result.error = "Open MPI did not run what the rules file says (see the table)";
-  return result;
 }
 
 }  // namespace colltune

@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
-#include "process_runner.h"
 #include "core/fixed_decision.h"
+#include "process_runner.h"
 #include "rules/rules_builder.h"
 #include "rules/rules_validate.h"
 #include "rules/rules_writer.h"

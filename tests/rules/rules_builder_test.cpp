@@ -28,14 +28,17 @@ TEST(RulesBuilder, ConfinesRulesToTunedCommunicatorsAndSizes) {
   EXPECT_EQ(blocks[0].rules, (std::vector<MessageRule>{{0, 0, 0, 0, 0}}));
   EXPECT_EQ(blocks[1].comm_size, 64);
   // 0 -> default, 1 KiB binomial (merged with 2 KiB), 4 KiB chain (merged with 8 KiB),
-  // default from 16 KiB (= 2 x largest measured size).
+  // default from 8 KiB + 1: nothing above the largest measured size is extrapolated.
   std::vector<MessageRule> expected{
-      {0, 0, 0, 0, 0}, {1024, 6, 0, 8192, 0}, {4096, 2, 4, 65536, 0}, {16384, 0, 0, 0, 0}};
+      {0, 0, 0, 0, 0}, {1024, 6, 0, 8192, 0}, {4096, 2, 4, 65536, 0}, {8193, 0, 0, 0, 0}};
   EXPECT_EQ(blocks[1].rules, expected);
-  EXPECT_EQ(blocks[2].comm_size, 128);  // default again from 2 x 64 ranks
+  EXPECT_EQ(blocks[2].comm_size, 65);  // default again from 65 ranks: only 64 was measured
   EXPECT_EQ(configured_choice(m, Collective::bcast, 63, 1024).algorithm, 0);
   EXPECT_EQ(configured_choice(m, Collective::bcast, 64, 1024).algorithm, 6);
-  EXPECT_EQ(configured_choice(m, Collective::bcast, 127, 12000).algorithm, 2);
+  EXPECT_EQ(configured_choice(m, Collective::bcast, 64, 8192).algorithm, 2);
+  EXPECT_EQ(configured_choice(m, Collective::bcast, 64, 8193).algorithm, 0);
+  EXPECT_EQ(configured_choice(m, Collective::bcast, 65, 4096).algorithm, 0);
+  EXPECT_EQ(configured_choice(m, Collective::bcast, 127, 12000).algorithm, 0);
   EXPECT_EQ(configured_choice(m, Collective::bcast, 128, 1024).algorithm, 0);
   EXPECT_EQ(configured_choice(m, Collective::bcast, 64, 16384).algorithm, 0);
   EXPECT_EQ(configured_choice(m, Collective::bcast, 64, 512).algorithm, 0);
@@ -57,8 +60,8 @@ TEST(RulesBuilder, GapsLongerThanOneOctaveFallBackToDefault) {
   auto points = bcast_points(2, {{1024, {6, 0, 0}}, {1 << 20, {1, 0, 0}}});
   RulesModel m = build_rules_model(points);
   const auto& rules = m.collectives[0].blocks[0].rules;
-  EXPECT_EQ(rules,
-            (std::vector<MessageRule>{{0, 0}, {1024, 6}, {2048, 0}, {1 << 20, 1}, {2 << 20, 0}}));
+  EXPECT_EQ(rules, (std::vector<MessageRule>{
+                       {0, 0}, {1024, 6}, {2048, 0}, {1 << 20, 1}, {(1 << 20) + 1, 0}}));
   EXPECT_EQ(m.collectives[0].blocks[0].comm_size, 2);  // no leading default when tuned at 2
 }
 
@@ -68,7 +71,7 @@ TEST(RulesBuilder, GatherKeysArePerRankBytesTimesP) {
                                  {Collective::gather, 4, 256, {3, 1024, 0}}};
   RulesModel m = build_rules_model(points);
   const auto& rules = m.collectives[0].blocks[1].rules;
-  EXPECT_EQ(rules, (std::vector<MessageRule>{{0, 0}, {256, 1}, {512, 3, 0, 1024}, {2048, 0}}));
+  EXPECT_EQ(rules, (std::vector<MessageRule>{{0, 0}, {256, 1}, {512, 3, 0, 1024}, {1025, 0}}));
   EXPECT_EQ(configured_choice(m, Collective::gather, 4, 64).algorithm, 1);
   EXPECT_EQ(configured_choice(m, Collective::gather, 4, 128).algorithm, 3);
   EXPECT_EQ(configured_choice(m, Collective::gather, 4, 256).algorithm, 3);

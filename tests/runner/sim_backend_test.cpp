@@ -236,5 +236,24 @@ TEST(SimBackend, DescribesTheSimulatedCluster) {
   EXPECT_DOUBLE_EQ(backend.launch_overhead_s(), 3.0);
 }
 
+// Paired comparisons run A B / B A rounds: configuration 0 (the default) next to each other one.
+TEST(RunOrder, AlternatingRoundsAndJsonRoundTrip) {
+  BenchmarkRequest r;
+  r.tag = "t";
+  r.configs = {TuningConfig{}, TuningConfig{1, 0, 0}, TuningConfig{2, 0, 0}};
+  r.repeats = 3;
+  r.alternating = true;
+  r.order_seed = 99;  // ignored when alternating
+  const std::vector<std::pair<std::size_t, int>> expected = {{0, 0}, {1, 0}, {2, 0}, {2, 1}, {1, 1},
+                                                             {0, 1}, {0, 2}, {1, 2}, {2, 2}};
+  EXPECT_EQ(run_order(r), expected);
+  r.only_runs = {{0, 1}, {2, 0}};
+  EXPECT_EQ(run_order(r), (std::vector<std::pair<std::size_t, int>>{{2, 0}, {0, 1}}));
+  BenchmarkRequest back = nlohmann::json(r).get<BenchmarkRequest>();
+  EXPECT_TRUE(back.alternating);
+  r.alternating = false;
+  EXPECT_FALSE(nlohmann::json(r).get<BenchmarkRequest>().alternating);
+}
+
 }  // namespace
 }  // namespace colltune

@@ -53,3 +53,67 @@ TEST(FinalChoice, Statistics) {
 
 }  // namespace
 }  // namespace colltune
+
+namespace colltune {
+namespace {
+
+// A final-phase run: job `job`, round `repeat`, one latency per size.
+RunRecord final_run(std::int64_t job, int repeat, TuningConfig config,
+                    const std::vector<std::pair<std::int64_t, double>>& rows,
+                    RunOutcome outcome = RunOutcome::ok) {
+  RunRecord r;
+  r.job_id = job;
+  r.repeat = repeat;
+  r.config = config;
+  r.purpose = "final";
+  r.outcome = outcome;
+  for (const auto& [size, us] : rows) r.rows.push_back(OsuRow{size, us, {}, {}, {}, {}});
+  return r;
+}
+
+TEST(PairedFinalChoice, PairsByJobAndRoundAndPicksOnlyProvenGains) {
+  const TuningConfig fixed{}, cand{6, 0, 0};
+  const std::vector<std::int64_t> sizes = {4, 8, 16};
+  std::vector<RunRecord> runs;
+  // Four rounds in two jobs; the candidate is 20 % faster at 4 B, the same at 8 B, 20 % slower
+  // at 16 B, with +-1 % noise; the default drifts by 2x between jobs (pairs absorb it).
+  const double wobble[] = {1.0, 1.01, 0.99, 1.005};
+  for (int k = 0; k < 4; ++k) {
+    const std::int64_t job = k < 2 ? 1 : 2;
+    const double drift = job == 1 ? 1.0 : 2.0;
+    const double w = wobble[k];
+    runs.push_back(
+        final_run(job, k % 2, fixed, {{4, 100 * drift}, {8, 100 * drift}, {16, 100 * drift}}));
+    runs.push_back(final_run(job, k % 2, cand,
+                             {{4, 80 * drift * w}, {8, 100 * drift * w}, {16, 120 * drift * w}}));
+  }
+  runs.push_back(final_run(2, 2, cand, {{4, 1}}, RunOutcome::failed));  // no partner: ignored
+  const PairedFinalData data = paired_final_data(runs, sizes);
+  EXPECT_EQ(data.runs, 9);
+  EXPECT_EQ(data.jobs, 2);
+  ASSERT_EQ(data.log_ratios.at(cand).size(), 3u);
+  EXPECT_EQ(data.log_ratios.at(cand)[0].size(), 4u);
+  PairedTestOptions options;
+  const auto intervals = paired_final_intervals(data, 0.0, options);
+  const auto at4 = paired_pick_json(4, 0, cand, data, intervals, NAN);
+  EXPECT_EQ(at4.at("best").get<TuningConfig>(), cand);
+  EXPECT_EQ(at4.at("verdict"), "faster");
+  EXPECT_EQ(at4.at("pairs"), 4);
+  EXPECT_LT(at4.at("ratio_high").get<double>(), 1.0);
+  EXPECT_NEAR(at4.at("ratio").get<double>(), 0.8, 0.01);
+  const auto at8 = paired_pick_json(8, 1, cand, data, intervals, NAN);
+  EXPECT_TRUE(at8.at("best").get<TuningConfig>().is_default());
+  EXPECT_TRUE(at8.at("default_within_noise").get<bool>());
+  EXPECT_EQ(at8.at("verdict"), "tie");
+  const auto at16 = paired_pick_json(16, 2, cand, data, intervals, NAN);
+  EXPECT_TRUE(at16.at("best").get<TuningConfig>().is_default());
+  EXPECT_EQ(at16.at("verdict"), "slower");
+  // No candidate nominated: the default, with the fallback latency when nothing was measured.
+  const auto none = paired_pick_json(16, 2, std::nullopt, PairedFinalData{}, {}, 42.0);
+  EXPECT_TRUE(none.at("best").get<TuningConfig>().is_default());
+  EXPECT_DOUBLE_EQ(none.at("default_us").get<double>(), 42.0);
+  EXPECT_TRUE(none.at("candidate").is_null());
+}
+
+}  // namespace
+}  // namespace colltune

@@ -110,6 +110,14 @@ export interface ReportResult {
   best_name: string;
   best_us: number;
   speedup: number | null;
+  // The speed-up's interval (at least 95 %) and the paired runs behind it; null when unknown.
+  speedup_low?: number | null;
+  speedup_high?: number | null;
+  pairs?: number;
+  // A tie: the default kept, or an interval that does not exclude 1.
+  tie?: boolean;
+  // Reverted to the default after the re-measure found the file slower (why).
+  reverted?: { reason: string } | null;
   noise: number;
   default_within_noise: boolean;
 }

@@ -30,6 +30,12 @@ export function speedup(v: number | null | undefined): string {
   return `${v.toFixed(2)}×`;
 }
 
+// "1.05–1.37×", or '–' when the interval is unknown.
+export function speedupInterval(lo: number | null | undefined, hi: number | null | undefined): string {
+  if (lo === null || lo === undefined || hi === null || hi === undefined || !Number.isFinite(lo) || !Number.isFinite(hi)) return '–';
+  return `${lo.toFixed(2)}–${hi.toFixed(2)}×`;
+}
+
 export function percent(v: number): string {
   return `${(v * 100).toFixed(v < 0.1 ? 1 : 0)} %`;
 }

@@ -250,7 +250,11 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
       const tr = root.locator(`[data-testid=results-table] tr[data-comm-size="${r.comm_size}"][data-msg-size="${r.msg_size}"]`);
       assert.equal(Number(await tr.locator('[data-field=best-us]').getAttribute('data-value')), r.best_us);
       assert.equal(await tr.locator('[data-field=best-us]').textContent(), formatUs(r.best_us));
-      assert.equal(await tr.locator('[data-field=speedup]').textContent(), r.speedup === null ? '–' : `${r.speedup.toFixed(2)}×`);
+      const speedupText = r.speedup === null ? '–' : `${r.speedup.toFixed(2)}×`;
+      assert.equal(await tr.locator('[data-field=speedup]').textContent(), speedupText + (r.tie ? ' ~' : '') + (r.reverted ? ' R' : ''));
+      const interval = typeof r.speedup_low === 'number' && typeof r.speedup_high === 'number' ? `${r.speedup_low.toFixed(2)}–${r.speedup_high.toFixed(2)}×` : '–';
+      assert.equal(await tr.locator('[data-field=interval]').textContent(), interval);
+      assert.equal(await tr.locator('[data-field=pairs]').textContent(), String(r.pairs ?? 0));
       assert.equal(Number(await tr.locator('[data-field=chosen]').getAttribute('data-algorithm')), r.best.algorithm);
       const cell = root.locator(`[data-testid=result-map] rect[data-comm-size="${r.comm_size}"][data-msg-size="${r.msg_size}"]`);
       assert.equal(Number(await cell.getAttribute('data-algorithm')), r.best.algorithm);

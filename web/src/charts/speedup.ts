@@ -1,5 +1,6 @@
 // Speed-up over Open MPI's default per message size (default latency / chosen latency), one
-// chart per collective, one line per communicator size, with a band of the measured noise.
+// chart per collective, one line per communicator size, with a band of its 95 % interval (of the
+// measured noise where the report has no interval).
 import type uPlot from 'uplot';
 import type { ReportResult } from '../api';
 import * as fmt from '../format';
@@ -26,18 +27,20 @@ export function speedupCharts(results: ReportResult[]): Frame[] {
       const value = sizes.map((size) => at(p, size)?.speedup ?? null);
       const hi = sizes.map((size) => {
         const r = at(p, size);
-        return r && r.speedup !== null ? r.speedup * (1 + r.noise) : null;
+        if (!r || r.speedup === null) return null;
+        return typeof r.speedup_high === 'number' ? r.speedup_high : r.speedup * (1 + r.noise);
       });
       const lo = sizes.map((size) => {
         const r = at(p, size);
-        return r && r.speedup !== null ? r.speedup * Math.max(0, 1 - r.noise) : null;
+        if (!r || r.speedup === null) return null;
+        return typeof r.speedup_low === 'number' ? r.speedup_low : r.speedup * Math.max(0, 1 - r.noise);
       });
       const base = data.length;
       data.push(value, hi, lo);
       series.push(
         { label: `P=${p}`, stroke: c, width: 2, value: (_u, v) => fmt.speedup(v), points: { show: true, size: 5, fill: c } },
-        { label: `P=${p} noise +`, stroke: withAlpha(c, 0), width: 0, points: { show: false }, value: (_u, v) => fmt.speedup(v) },
-        { label: `P=${p} noise −`, stroke: withAlpha(c, 0), width: 0, points: { show: false }, value: (_u, v) => fmt.speedup(v) },
+        { label: `P=${p} upper`, stroke: withAlpha(c, 0), width: 0, points: { show: false }, value: (_u, v) => fmt.speedup(v) },
+        { label: `P=${p} lower`, stroke: withAlpha(c, 0), width: 0, points: { show: false }, value: (_u, v) => fmt.speedup(v) },
       );
       bands.push({ series: [base + 1, base + 2], fill: withAlpha(c, 0.18) });
     });
@@ -46,7 +49,7 @@ export function speedupCharts(results: ReportResult[]): Frame[] {
     const best = rows.reduce((m, r) => Math.max(m, r.speedup ?? 0), 0);
     const frame = chartFrame(
         `${collective}: speed-up over Open MPI's default`,
-        `${rows.length} message sizes across ${commSizes.length} communicator sizes; best ${fmt.speedup(best)}. The band is the measured noise.`,
+        `${rows.length} message sizes across ${commSizes.length} communicator sizes; best ${fmt.speedup(best)}. The band is the 95 % interval.`,
         {
           series,
           bands,

@@ -1,0 +1,168 @@
+#include "optimizer/paired_test.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace colltune {
+namespace {
+
+// Continued fraction of the regularized incomplete beta function (modified Lentz).
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  if (std::abs(d) < kTiny) d = kTiny;
+  d = 1 / d;
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (std::abs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::abs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (std::abs(d) < kTiny) d = kTiny;
+    c = 1 + aa / c;
+    if (std::abs(c) < kTiny) c = kTiny;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::abs(delta - 1) < 1e-14) break;
+  }
+  return h;
+}
+
+// I_x(a, b).
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
+  return 1 - front * beta_continued_fraction(b, a, 1 - x) / b;
+}
+
+// P(T <= t) for Student's t with df degrees of freedom.
+double student_t_cdf(double t, double df) {
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double sum_sq_dev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean_of(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(PairedVerdict verdict) {
+  switch (verdict) {
+    case PairedVerdict::faster:
+      return "faster";
+    case PairedVerdict::slower:
+      return "slower";
+    case PairedVerdict::open:
+      return "tie";
+  }
+  return "tie";
+}
+
+double student_t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df >= 1)) throw std::invalid_argument("student_t_quantile: bad input");
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -student_t_quantile(1 - p, df);
+  // Bisection on the CDF: monotone, and 200 halvings of [0, 1e6] are far below double precision.
+  double lo = 0, hi = 1;
+  while (student_t_cdf(hi, df) < p && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+bool still_open(const PairedInterval& interval, double min_gain) {
+  if (interval.verdict == PairedVerdict::faster) return false;
+  return !(interval.pairs >= 2 && interval.lower > 1 - min_gain);
+}
+
+int next_look_rounds(int looks_done, int runs_spent, int configs_per_round,
+                     const SequentialOptions& options) {
+  if (configs_per_round < 2 || looks_done >= options.test.looks) return 0;
+  int rounds = std::max(1, options.rounds_per_look);
+  if (options.max_runs > 0)
+    rounds = std::min(rounds, (options.max_runs - runs_spent) / configs_per_round);
+  return std::max(0, rounds);
+}
+
+int planned_looks(int first_configs, const SequentialOptions& options) {
+  const int max_looks = std::max(1, options.test.looks);
+  if (options.max_runs <= 0) return max_looks;
+  const int first = std::max(1, options.rounds_per_look) * std::max(2, first_configs);
+  const int later = std::max(0, options.max_runs - first) / 2;
+  return std::clamp(1 + later, 1, max_looks);
+}
+
+std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pairs) {
+  std::vector<double> out;
+  for (const auto& [candidate, fixed] : pairs)
+    if (candidate > 0 && fixed > 0 && std::isfinite(candidate) && std::isfinite(fixed))
+      out.push_back(std::log(candidate / fixed));
+  return out;
+}
+
+std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
+                                             double min_gain, const PairedTestOptions& options) {
+  const double alpha_look =
+      options.alpha / std::max(1, options.looks) / std::max(1, options.tests_per_size);
+  const double threshold = std::log(1 - std::clamp(min_gain, 0.0, 0.99));
+  const int n_sizes = static_cast<int>(log_ratios.size());
+  std::vector<PairedInterval> out(log_ratios.size());
+  for (int k = 0; k < n_sizes; ++k) {
+    PairedInterval& r = out[static_cast<std::size_t>(k)];
+    const auto& d = log_ratios[static_cast<std::size_t>(k)];
+    r.pairs = static_cast<int>(d.size());
+    r.confidence = 1 - alpha_look;
+    r.lower = 0;
+    r.upper = std::numeric_limits<double>::infinity();
+    if (d.empty()) continue;
+    const double m = mean_of(d);
+    r.ratio = std::exp(m);
+    if (d.size() < 2) continue;
+    double pooled_ss = 0, pooled_df = 0;
+    for (int j = std::max(0, k - options.pool_radius);
+         j <= std::min(n_sizes - 1, k + options.pool_radius); ++j) {
+      const auto& w = log_ratios[static_cast<std::size_t>(j)];
+      if (w.size() < 2) continue;
+      pooled_ss += sum_sq_dev(w);
+      pooled_df += static_cast<double>(w.size() - 1);
+    }
+    const double own_var = sum_sq_dev(d) / static_cast<double>(d.size() - 1);
+    const double var = std::max(own_var, pooled_ss / pooled_df);
+    const double t = student_t_quantile(1 - alpha_look / 2, pooled_df);
+    const double half = t * std::sqrt(var / static_cast<double>(d.size()));
+    r.lower = std::exp(m - half);
+    r.upper = std::exp(m + half);
+    if (m + half < threshold)
+      r.verdict = PairedVerdict::faster;
+    else if (m - half > 0)
+      r.verdict = PairedVerdict::slower;
+  }
+  return out;
+}
+
+}  // namespace colltune

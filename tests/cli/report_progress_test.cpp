@@ -1,0 +1,116 @@
+// The CLI's end-of-campaign table (intervals, pairs, tie and revert marks) and the progress
+// lines of the rules stage (each job names the context it measures). No MPI.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/progress.h"
+#include "cli/report_table.h"
+#include "runner/sim_backend.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/job_executor.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+using json = nlohmann::json;
+
+std::string read_all(std::FILE* f) {
+  std::rewind(f);
+  std::string text;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  return text;
+}
+
+json result_row(std::int64_t size, int algorithm, double speedup, json low, json high, int pairs,
+                bool tie, json reverted = nullptr) {
+  return {{"collective", "reduce"},
+          {"comm_size", 4},
+          {"msg_size", size},
+          {"best", {{"algorithm", algorithm}, {"segsize", 0}, {"fanout", 0}}},
+          {"best_name", algorithm ? "linear" : "default"},
+          {"default_us", 10.0},
+          {"best_us", 10.0 / speedup},
+          {"speedup", speedup},
+          {"speedup_low", low},
+          {"speedup_high", high},
+          {"pairs", pairs},
+          {"tie", tie},
+          {"reverted", reverted},
+          {"default_within_noise", tie}};
+}
+
+TEST(ReportTable, EverySpeedupCarriesItsIntervalPairsAndTieMark) {
+  const json report = {
+      {"results", json::array({result_row(1024, 1, 1.25, 1.10, 1.42, 6, false),
+                               result_row(2048, 1, 1.05, 0.93, 1.19, 4, true),
+                               result_row(4096, 0, 1.0, 0.95, 1.06, 3, true,
+                                          {{"reason", "measured slower with the file"}}),
+                               result_row(8192, 0, 1.0, nullptr, nullptr, 0, true)})},
+      {"cost", {{"jobs", 3}, {"runs", 20}, {"benchmark_seconds", 12.5}}}};
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  print_report_table(f, report);
+  const std::string text = read_all(f);
+  std::fclose(f);
+  EXPECT_NE(text.find("95% interval"), std::string::npos) << text;
+  EXPECT_NE(text.find("pairs"), std::string::npos) << text;
+  // Proven: no tie mark; the interval and the pairs are printed.
+  EXPECT_NE(text.find("1.25x    1.10-1.42"), std::string::npos) << text;
+  // An interval that includes 1: a tie, marked.
+  EXPECT_NE(text.find("1.05x~   0.93-1.19"), std::string::npos) << text;
+  // Reverted: tie and R.
+  EXPECT_NE(text.find("1.00x~R  0.95-1.06"), std::string::npos) << text;
+  EXPECT_NE(text.find("R = reverted to the default"), std::string::npos) << text;
+}
+
+TEST(Progress, RulesStageJobsNameTheirOwnContext) {
+  // A campaign of two contexts on the simulated backend; after both are done, jobs of the first
+  // context must not be labelled with the last one (the rules stage runs them in that order).
+  const std::string db = testing::TempDir() + "progress-" + std::to_string(::getpid()) + ".db";
+  std::remove(db.c_str());
+  Store store(db);
+  SimBackend backend(SimBackendOptions{});
+  const CampaignSpec spec = parse_campaign_spec(
+      {{"backend", "sim"},
+       {"contexts", json::array({{{"collective", "bcast"}, {"comm_size", 4}},
+                                 {{"collective", "gather"}, {"comm_size", 4}}})},
+       {"sizes", "4:64"}});
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressDisplay progress(f);
+    auto on_event = [&](const std::string& type, const json& p) { progress.on_event(type, p); };
+    // The last context announced is gather, as after a campaign's search phases.
+    progress.on_event("context_started",
+                      {{"collective", "gather"}, {"comm_size", 4}, {"space", 1}, {"planned", 1}});
+    JobExecutor executor(store, backend, on_event);
+    CancelFlag cancel;
+    for (const auto& ctx : store.contexts(id)) {
+      BenchmarkRequest r;
+      r.tag = "verify-" + std::to_string(ctx.id);
+      r.collective = ctx.collective;
+      r.comm_size = ctx.comm_size;
+      r.min_size = 4;
+      r.max_size = 64;
+      r.configs = {TuningConfig{}};
+      bool completed = false;
+      executor.submit(id, ctx.id, "verify", r, cancel, completed);
+      EXPECT_TRUE(completed);
+    }
+  }
+  const std::string text = read_all(f);
+  std::fclose(f);
+  EXPECT_NE(text.find("[bcast P=4] verify job verify-"), std::string::npos) << text;
+  EXPECT_NE(text.find("[gather P=4] verify job verify-"), std::string::npos) << text;
+  std::remove(db.c_str());
+}
+
+}  // namespace
+}  // namespace colltune

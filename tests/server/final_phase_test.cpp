@@ -1,0 +1,259 @@
+// The paired final phase and the verification that acts.
+//  - Engine, simulated backend (no MPI): small spaces cost no more final runs than the search,
+//    every pick carries its interval, a size is changed only where the candidate was proven
+//    faster, and the report marks ties.
+//  - Rules stage, real Open MPI (label mpi): a size measured significantly slower with the file
+//    loaded is reverted to the default, the file is rewritten, validated and verified again, the
+//    report says which size and why, and only the rewritten version is deployable. The slowdown
+//    is controlled: a wrapper of the local backend inflates the latency of the runs made with
+//    the rules file at one size; everything else (mpirun, the tracer, OSU) is real.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/algorithm_table.h"
+#include "optimizer/search_space.h"
+#include "runner/local_backend.h"
+#include "runner/sim_backend.h"
+#include "server/backend_factory.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/job_executor.h"
+#include "server/rules_stage.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("colltune-final-phase-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(PairedFinalPhase, SmallSpacesCostNoMoreThanTheSearchAndPicksCarryIntervals) {
+  const fs::path dir = scratch("engine");
+  Store store((dir / "c.db").string());
+  // Noise-free: the statistics are unit-tested on noisy synthetic data (paired_test_test.cpp);
+  // here the engine must turn the simulator's true winners into picks, and nothing else.
+  auto backend_ptr = make_backend("sim", {{"profile", "pise"}, {"noise", "none"}});
+  auto& backend = dynamic_cast<SimBackend&>(*backend_ptr);
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const CampaignSpec spec =
+      parse_campaign_spec({{"backend", "sim"},
+                           {"contexts", json::array({{{"collective", "gather"}, {"comm_size", 4}},
+                                                     {{"collective", "bcast"}, {"comm_size", 4}}})},
+                           {"sizes", "4:1M"},
+                           {"strategy", "bo"},
+                           {"budget", 20},
+                           {"seed", 3}});
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  CampaignEngine engine(store, backend, table);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  for (const auto& ctx : store.contexts(id)) {
+    const auto search = store.runs_of_context(ctx.id, "search").size();
+    const auto final_runs = store.runs_of_context(ctx.id, "final").size();
+    SearchSpace space(ctx.collective, ctx.comm_size, table);
+    if (space.size() < 20) {
+      EXPECT_LE(final_runs, search) << name(ctx.collective);
+    }
+    for (const auto& pick : ctx.result.at("picks")) {
+      EXPECT_EQ(pick.at("method"), "paired");
+      const auto best = pick.at("best").get<TuningConfig>();
+      if (!best.is_default()) {
+        // Changed only where proven faster: the whole interval below 1.
+        EXPECT_EQ(pick.at("verdict"), "faster") << pick.dump();
+        EXPECT_LT(pick.at("ratio_high").get<double>(), 1.0) << pick.dump();
+        EXPECT_GE(pick.at("pairs").get<int>(), 2);
+        // ... and truly faster in the simulator's noise-free model.
+        const auto size = pick.at("msg_size").get<std::int64_t>();
+        EXPECT_LT(backend.model().latency_us(ctx.collective, ctx.comm_size, best, size),
+                  backend.model().latency_us(ctx.collective, ctx.comm_size, TuningConfig{}, size))
+            << pick.dump();
+      }
+    }
+  }
+  const json report = campaign_report(store, id, table);
+  int changed = 0;
+  for (const auto& r : report.at("results")) {
+    changed += r.at("best").at("algorithm").get<int>() != 0;
+    ASSERT_TRUE(r.contains("speedup_low") && r.contains("speedup_high") && r.contains("pairs"))
+        << r.dump();
+    const bool is_default = r.at("best").at("algorithm").get<int>() == 0;
+    if (is_default) {
+      EXPECT_TRUE(r.at("tie").get<bool>());
+      EXPECT_DOUBLE_EQ(r.at("speedup").get<double>(), 1.0);
+    } else {
+      EXPECT_GT(r.at("speedup_low").get<double>(), 1.0) << r.dump();
+      EXPECT_FALSE(r.at("tie").get<bool>());
+    }
+  }
+  std::printf("%d of %zu sizes changed\n", changed, report.at("results").size());
+  EXPECT_GT(changed, 0) << "the simulated cluster has clear winners";
+}
+
+// The local backend, with the runs made with a rules file loaded (and no tracer) reported
+// `factor` times slower at `size`.
+class SlowerWithFileBackend : public Backend {
+ public:
+  SlowerWithFileBackend(LocalBackend& inner, std::int64_t size, double factor)
+      : inner_(inner), size_(size), factor_(factor) {}
+  std::string name() const override { return inner_.name(); }
+  BackendInfo describe() override { return inner_.describe(); }
+  bool runs_real_open_mpi() const override { return true; }
+  std::string ompi_info_parsable() override { return inner_.ompi_info_parsable(); }
+  std::string preflight(const BenchmarkRequest& r) override { return inner_.preflight(r); }
+  void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) override {
+    const bool with_file =
+        request.extra_mca.count("coll_tuned_dynamic_rules_filename") && request.extra_env.empty();
+    struct Inflate : RunSink {
+      RunSink& out;
+      bool active;
+      std::int64_t size;
+      double factor;
+      Inflate(RunSink& o, bool a, std::int64_t s, double f)
+          : out(o), active(a), size(s), factor(f) {}
+      void on_result(const RunResult& result) override {
+        RunResult r = result;
+        if (active)
+          for (auto& row : r.rows)
+            if (row.size == size) row.avg_us *= factor;
+        out.on_result(r);
+      }
+    } inflate(sink, with_file, size_, factor_);
+    inner_.run(request, inflate, cancel);
+  }
+
+ private:
+  LocalBackend& inner_;
+  std::int64_t size_;
+  double factor_;
+};
+
+TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
+  const fs::path dir = scratch("revert");
+  Store store((dir / "c.db").string());
+  LocalBackendOptions local_options;
+  local_options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
+  LocalBackend local(local_options);
+  // 10x: far outside the noise of small sizes on a loaded 2-core machine (A/A up to 2-4x).
+  SlowerWithFileBackend backend(local, 16, 10.0);
+  const AlgorithmTable table = [&] {
+    try {
+      return AlgorithmTable::from_ompi_info(local.ompi_info_parsable());
+    } catch (...) {
+      return AlgorithmTable::builtin_4_1();
+    }
+  }();
+  const CampaignSpec spec = parse_campaign_spec(
+      {{"backend", "local"},
+       {"contexts", json::array({{{"collective", "reduce"}, {"comm_size", 4}}})},
+       {"sizes", "4:64"},
+       {"iterations", 20},
+       {"warmup", 2},
+       {"seed", 5}});
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  // The campaign's picks: reduce linear (1) at 16 B, binary (4) at 32 B (what Open MPI's fixed
+  // decision runs there anyway: never really slower), the default elsewhere.
+  const auto ctx = store.contexts(id).front();
+  json picks = json::array();
+  for (std::int64_t size : {4, 8, 16, 32, 64}) {
+    const bool changed = size == 16 || size == 32;
+    picks.push_back({{"msg_size", size},
+                     {"best", size == 16   ? TuningConfig{1, 0, 0}
+                              : size == 32 ? TuningConfig{4, 0, 0}
+                                           : TuningConfig{}},
+                     {"best_us", 2.0},
+                     {"default_us", 2.0},
+                     {"noise", 0.0},
+                     {"default_within_noise", !changed},
+                     {"samples", 4}});
+  }
+  store.save_context_result(ctx.id, {{"picks", picks}, {"evaluations", 0}, {"space", 0}});
+  store.set_context_state(ctx.id, "done");
+
+  JobExecutor executor(store, backend, nullptr);
+  RulesStageOptions options;
+  options.rules_path = dir / "rules.conf";
+  options.work_dir = dir / "work";
+  options.remeasure_rounds = 4;
+  CancelFlag cancel;
+  const RulesStageResult result =
+      finish_campaign_rules(store, executor, table, id, options, cancel);
+  ASSERT_TRUE(result.error.empty()) << result.error << "\n" << result.verification_text;
+  EXPECT_TRUE(result.verified);
+  // 16 B was reverted (10x slower with the file); 32 B (the same code as the default) was not.
+  ASSERT_EQ(result.reverted.size(), 1u) << result.reverted.dump(2);
+  EXPECT_EQ(result.reverted[0].at("msg_size"), 16);
+  EXPECT_NE(result.reverted[0].at("reason").get<std::string>().find("slower"), std::string::npos);
+
+  const auto versions = store.rules_versions(id);  // newest first
+  ASSERT_GE(versions.size(), 2u);
+  const auto& newest = versions.front();
+  EXPECT_TRUE(newest.verification.at("verified").get<bool>()) << newest.verification.dump(2);
+  EXPECT_TRUE(newest.verification.at("deployable").get<bool>());
+  EXPECT_EQ(newest.verification.at("reason"), "");
+  const auto& first = versions.back();
+  EXPECT_FALSE(first.verification.at("deployable").get<bool>());
+  EXPECT_EQ(first.verification.at("reverted").size(), 1u);
+  // The file on disk is the rewritten version, and it was traced again.
+  std::ifstream in(options.rules_path);
+  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(on_disk, newest.content);
+  EXPECT_NE(first.content, newest.content);
+  int verify_jobs = 0;
+  for (const auto& job : store.jobs(id)) verify_jobs += job.purpose == "verify";
+  EXPECT_GE(verify_jobs, 2);
+  // The picks say default at 16 B now, with the reason; the report shows it.
+  const json report = campaign_report(store, id, table);
+  bool found = false;
+  for (const auto& r : report.at("results"))
+    if (r.at("msg_size") == 16) {
+      found = true;
+      EXPECT_EQ(r.at("best").at("algorithm"), 0);
+      EXPECT_TRUE(r.at("reverted").is_object());
+      EXPECT_TRUE(r.at("tie").get<bool>());
+    }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(report.at("rules").at("reverted").size(), 1u);
+  EXPECT_TRUE(report.at("rules").at("deployable").get<bool>());
+}
+
+TEST(VerificationActs, SimulatedCampaignIsNotDeployable) {
+  const fs::path dir = scratch("sim");
+  Store store((dir / "c.db").string());
+  SimBackend backend(sim::load_profile("local"), SimBackendOptions{});
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const CampaignSpec spec =
+      parse_campaign_spec({{"backend", "sim"},
+                           {"contexts", json::array({{{"collective", "bcast"}, {"comm_size", 4}}})},
+                           {"sizes", "4:1K"},
+                           {"strategy", "exhaustive"}});
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  CampaignEngine engine(store, backend, table);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  JobExecutor executor(store, backend, nullptr);
+  RulesStageOptions options;
+  options.rules_path = dir / "rules.conf";
+  options.work_dir = dir / "work";
+  const auto result = finish_campaign_rules(store, executor, table, id, options, cancel);
+  EXPECT_TRUE(result.verification_skipped);
+  const auto v = store.rules_versions(id).front().verification;
+  EXPECT_FALSE(v.at("deployable").get<bool>());
+  EXPECT_FALSE(v.at("verified").get<bool>());
+  EXPECT_NE(v.at("reason").get<std::string>().find("not verified on the real Open MPI"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace colltune
