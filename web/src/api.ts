@@ -252,9 +252,11 @@ export const api = {
   create: (specText: string) => postJson<Campaign>('/api/v1/campaigns', undefined, specText),
   transition: (id: number, action: 'pause' | 'resume' | 'cancel') =>
     postJson<Campaign>(`/api/v1/campaigns/${id}/${action}`),
-  deploy: (rulesId: number, name?: string) =>
-    postJson<{ deployment: { target: string; version: number | string } }>(
+  // `force` deploys a version that was not verified on the real Open MPI (the daemon refuses
+  // it otherwise with 409 not_verified and the reason); the deploy is recorded as forced.
+  deploy: (rulesId: number, name?: string, force = false) =>
+    postJson<{ deployment: { target: string; version: number | string }; forced?: string }>(
       `/api/v1/rules/${rulesId}/deploy`,
-      name ? { name } : {},
+      { ...(name ? { name } : {}), ...(force ? { force: true } : {}) },
     ),
 };

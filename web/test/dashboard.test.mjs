@@ -283,6 +283,12 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     assert.equal(await root.locator('[data-field=cost-runs]').innerText(), String(report.cost.runs));
     assert.equal(await root.locator('[data-testid=rules-preview]').textContent(), rules.content);
     assert.equal(await root.locator('[data-field=validation]').getAttribute('data-ok'), String(rules.validation.deployable));
+    // A sim campaign's file is not verified on the real Open MPI: the deploy form says why and
+    // offers only an explicit, recorded force.
+    assert.equal(rules.verification.deployable, false, 'a sim campaign is not deployable unforced');
+    const note = root.locator('form.deploy [data-field=not-verified]');
+    assert.ok((await note.innerText()).includes(`Not verified: ${rules.verification.reason}`), await note.innerText());
+    assert.equal(await note.locator('input#deploy-force').isChecked(), false);
     assert.equal(await root.locator('[data-field=runs]').innerText(), String((await daemon.api(`/api/v1/campaigns/${id}`)).json.progress.runs));
     await screenshot(admin, 'campaign.png', 1450);
   });

@@ -82,11 +82,18 @@ export function rulesSection(campaign: Campaign, rules: RulesVersion | null, ver
   }, 'Download');
   const validation = asObject(rules.validation);
   const deployable = validation?.deployable !== false;
+  // Safe to deploy = verified on the real Open MPI (the verification record's `deployable`);
+  // anything else needs an explicit, recorded force.
+  const verification = asObject(rules.verification);
+  const verified = verification?.deployable === true;
+  const notVerifiedReason =
+    typeof verification?.reason === 'string' && verification.reason ? verification.reason : 'not verified on the real Open MPI';
   let deploy: HTMLElement | null = null;
   if (isAdmin()) {
     const name = h('input', { id: 'deploy-name', type: 'text', value: 'colltune-rules.conf', pattern: '[A-Za-z0-9_][A-Za-z0-9._-]*', maxlength: 100 });
     const status = h('p', { role: 'status', 'aria-live': 'polite', class: 'form-status' });
     const noDir = version !== null && !version.rules_dir;
+    const force = h('input', { id: 'deploy-force', type: 'checkbox' }) as HTMLInputElement;
     const button = h('button', { type: 'submit', disabled: !deployable || noDir }, 'Deploy');
     deploy = h(
       'form',
@@ -97,9 +104,9 @@ export function rulesSection(campaign: Campaign, rules: RulesVersion | null, ver
           if (!window.confirm(`Deploy rules version ${rules.id} as ${name.value} in ${version?.rules_dir ?? 'the rules folder'}?`)) return;
           button.disabled = true;
           try {
-            const r = await api.deploy(rules.id, name.value.trim());
+            const r = await api.deploy(rules.id, name.value.trim(), !verified && force.checked);
             status.className = 'form-status';
-            status.textContent = `Deployed to ${r.deployment.target} (version ${r.deployment.version}).`;
+            status.textContent = `Deployed to ${r.deployment.target} (version ${r.deployment.version})${r.forced ? ` (forced: ${r.forced})` : ''}.`;
             after();
           } catch (err) {
             status.className = 'form-status error';
@@ -113,6 +120,12 @@ export function rulesSection(campaign: Campaign, rules: RulesVersion | null, ver
       name,
       button,
       !deployable ? h('small', null, ' Not deployable: validation failed.') : null,
+      deployable && !verified
+        ? h('span', { class: 'deploy-force', 'data-field': 'not-verified' },
+            h('small', null, ` Not verified: ${notVerifiedReason}. `),
+            force,
+            h('label', { for: 'deploy-force' }, ' deploy anyway (recorded as forced)'))
+        : null,
       noDir ? h('small', null, ' The daemon has no rules_dir configured.') : null,
       status,
     );
