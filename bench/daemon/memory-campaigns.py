@@ -2,6 +2,7 @@
 """Memory of `colltune serve` over back-to-back 16-context bo campaigns (bench/memory.md).
 
     bench/daemon/memory-campaigns.py BINARY [--campaigns 3] [--budget 12] [--out DIR]
+                                     [--wrap "heaptrack -o FILE"]
 
 Starts BINARY serve on 127.0.0.1 (free port) with the sim backend (profile hpc64x128) and a
 fresh store, then runs the campaigns one after the other (bcast, allreduce, reduce, gather x
@@ -25,6 +26,22 @@ def status(pid):
     return out
 
 
+def find_daemon(root, binary):
+    """The process under `root` (a wrapper) whose executable is `binary`."""
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == binary:
+                return pid
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    sys.exit(f"no {binary} under pid {root}")
+
+
 def call(url, method="GET", body=None):
     req = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode())
     req.add_header("Authorization", "Bearer " + TOKEN)
@@ -41,6 +58,7 @@ def main():
     ap.add_argument("--budget", type=int, default=12)
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--wrap", default="", help="a launcher the daemon runs under (e.g. heaptrack)")
     a = ap.parse_args()
     work = a.out or tempfile.mkdtemp(prefix="colltune-mem-")
     os.makedirs(work, exist_ok=True)
@@ -51,7 +69,9 @@ def main():
     with open(cfg_path, "w") as f:
         json.dump(cfg, f)
     log = open(os.path.join(work, "serve.log"), "w+")
-    proc = subprocess.Popen([a.binary, "serve", "--config", cfg_path], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(a.wrap.split() + [a.binary, "serve", "--config", cfg_path],
+                            stdout=log, stderr=subprocess.STDOUT)
+    daemon = proc.pid
     try:
         url = None
         for _ in range(600):
@@ -59,6 +79,8 @@ def main():
             text = log.read()
             if "listening on " in text:
                 url = text.split("listening on ", 1)[1].split()[0]
+                if a.wrap:
+                    daemon = find_daemon(proc.pid, os.path.realpath(a.binary))
                 break
             if proc.poll() is not None:
                 sys.exit("serve exited:\n" + text)
@@ -69,7 +91,7 @@ def main():
         def sampler():
             while not stop.is_set():
                 try:
-                    s = status(proc.pid)
+                    s = status(daemon)
                     peak["rss"] = max(peak["rss"], s["VmRSS"])
                     peak["threads"] = max(peak.get("threads", 0), s["Threads"])
                 except OSError:
@@ -78,7 +100,7 @@ def main():
 
         threading.Thread(target=sampler, daemon=True).start()
         time.sleep(1)
-        start_rss = status(proc.pid)["VmRSS"]
+        start_rss = status(daemon)["VmRSS"]
         contexts = [{"collective": c, "comm_size": p}
                     for c in ("bcast", "allreduce", "reduce", "gather") for p in (64, 128, 256, 512)]
         rows = []
@@ -97,7 +119,7 @@ def main():
             wall = time.time() - t0
             run_peak = peak["rss"]
             time.sleep(a.idle)
-            s = status(proc.pid)
+            s = status(daemon)
             row = {"campaign": i + 1, "state": c["state"], "wall_s": round(wall, 1),
                    "peak_rss_mib": round(run_peak / 1024), "hwm_mib": round(s["VmHWM"] / 1024),
                    "idle_rss_mib": round(s["VmRSS"] / 1024), "threads_peak": peak.get("threads")}
@@ -107,7 +129,7 @@ def main():
                           "idle_after_last_mib": rows[-1]["idle_rss_mib"], "work": work}), flush=True)
     finally:
         stop.set() if "stop" in locals() else None
-        proc.send_signal(signal.SIGTERM)
+        os.kill(daemon, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
