@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "server/config.h"
 #include "server/daemon.h"
+#include "server/malloc_arenas.h"
 
 namespace colltune {
 namespace {
@@ -29,6 +30,10 @@ int run_serve(const ServeArgs& args, const std::map<std::string, CLI::Option*>& 
   const DaemonConfig config = parse_daemon_config(layered_daemon_config(
       args.config_file, [](const char* name) { return std::getenv(name); }, flags));
   if (spdlog::get_level() == spdlog::level::warn) spdlog::set_level(spdlog::level::info);
+
+  // Before any thread: one malloc arena per core, not eight (server/malloc_arenas.h).
+  const int arenas = bound_malloc_arenas();
+  if (arenas > 0) spdlog::info("malloc arenas bounded to {}", arenas);
 
   // Every thread the daemon starts inherits this mask; only sigwait below sees the signals.
   sigset_t stop_signals;

@@ -6,8 +6,11 @@
 
 namespace colltune::sim {
 
-SimModel::SimModel(ClusterProfile profile, std::int64_t max_messages_per_call)
-    : profile_(std::move(profile)), max_messages_(max_messages_per_call) {}
+SimModel::SimModel(ClusterProfile profile, std::int64_t max_messages_per_call,
+                   std::size_t max_cache_entries)
+    : profile_(std::move(profile)),
+      max_messages_(max_messages_per_call),
+      max_cache_entries_(max_cache_entries) {}
 
 SimModel SimModel::load(std::string_view name_or_path) {
   return SimModel(load_profile(name_or_path));
@@ -63,7 +66,13 @@ Measurement SimModel::measure(Collective collective, const Placement& placement,
   const SimResult r = Simulator(profile_, placement).run(schedule);
   Measurement m{r.avg_us, r.min_us, r.max_us, std::move(schedule.trace)};
   std::lock_guard lock(mutex_);
-  cache_.emplace(k, m);
+  if (max_cache_entries_ > 0 && cache_.emplace(k, m).second) {
+    cache_order_.push_back(k);
+    while (cache_.size() > max_cache_entries_) {
+      cache_.erase(cache_order_.front());
+      cache_order_.pop_front();
+    }
+  }
   return m;
 }
 
@@ -85,6 +94,7 @@ std::size_t SimModel::cache_size() const {
 void SimModel::clear_cache() {
   std::lock_guard lock(mutex_);
   cache_.clear();
+  cache_order_.clear();
 }
 
 NoisySampler::NoisySampler(const SimModel& model, std::uint64_t seed,

@@ -8,10 +8,13 @@
 //   colltune::sim::NoisySampler sampler(model, /*seed=*/7);
 //   double noisy = sampler.sample_us(Collective::bcast, 576, {6, 8192, 0}, 1 << 20);
 //
-// Thread-safe: results are cached per (collective, placement, configuration, size).
+// Thread-safe: results are cached per (collective, placement, configuration, size), at most
+// `max_cache_entries` of them (the oldest go first): a daemon's sim backend lives as long as the
+// daemon, and every campaign adds entries (about 250 bytes each).
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -38,7 +41,9 @@ struct Measurement {
 
 class SimModel {
  public:
-  explicit SimModel(ClusterProfile profile, std::int64_t max_messages_per_call = 4'000'000);
+  static constexpr std::size_t kDefaultMaxCacheEntries = 100'000;  // about 25 MiB
+  explicit SimModel(ClusterProfile profile, std::int64_t max_messages_per_call = 4'000'000,
+                    std::size_t max_cache_entries = kDefaultMaxCacheEntries);
   // load_profile(name_or_path) (a profile name like "pise", or a JSON file).
   static SimModel load(std::string_view name_or_path);
 
@@ -75,8 +80,10 @@ class SimModel {
 
   ClusterProfile profile_;
   std::int64_t max_messages_;
+  std::size_t max_cache_entries_;
   mutable std::mutex mutex_;
   mutable std::map<Key, Measurement> cache_;
+  mutable std::deque<Key> cache_order_;  // insertion order, for eviction
 };
 
 // One OSU row from a noise-free measurement and a run's noise factor (the same factor for Avg,

@@ -130,6 +130,27 @@ TEST(SimModel, CachesAndIgnoresUnreadKnobs) {
   EXPECT_EQ(model.cache_size(), 0u);
 }
 
+TEST(SimModel, CacheIsBoundedOldestFirst) {
+  // A daemon's sim backend lives for the daemon's life: its cache must not grow with every
+  // campaign (issue 20 item 9).
+  SimModel model(load_profile("local"), 4'000'000, /*max_cache_entries=*/3);
+  const double first = model.latency_us(Collective::bcast, 4, {6, 0, 0}, 4);
+  std::vector<double> fresh;
+  for (std::int64_t size : {4, 8, 16, 32, 64}) {
+    fresh.push_back(model.latency_us(Collective::bcast, 4, {6, 0, 0}, size));
+    EXPECT_LE(model.cache_size(), 3u);
+  }
+  EXPECT_EQ(model.cache_size(), 3u);
+  // An evicted entry is simulated again, to the same value.
+  EXPECT_EQ(model.latency_us(Collective::bcast, 4, {6, 0, 0}, 4), first);
+  EXPECT_EQ(fresh.front(), first);
+  EXPECT_EQ(model.cache_size(), 3u);
+  // 0: no caching at all.
+  SimModel uncached(load_profile("local"), 4'000'000, 0);
+  EXPECT_EQ(uncached.latency_us(Collective::bcast, 4, {6, 0, 0}, 4), first);
+  EXPECT_EQ(uncached.cache_size(), 0u);
+}
+
 TEST(SimModel, ReportsWhatItCannotSimulate) {
   const SimModel model = SimModel::load("pise");
   EXPECT_FALSE(SimModel::models(Collective::alltoall));
