@@ -145,18 +145,11 @@ std::string LocalBackend::preflight(const BenchmarkRequest& request) {
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  const auto binary = find_osu_binary(options_.osu_dir, request.collective);
-  if (!binary)
+  if (!find_osu_binary(options_.osu_dir, request.collective))
     return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
            options_.osu_dir.string();
   if (!find_in_path(options_.mpirun)) return "mpirun not found: " + options_.mpirun;
-  // The benchmark must take the arguments every run will give it: one singleton run now,
-  // instead of every run of the campaign failing on "Invalid Option".
-  const OsuArgumentCheck check = osu_probe_.check(*binary, osu_options_for(request));
-  if (check.rejected) return check.message;
-  if (check.unknown)
-    spdlog::warn("local: cannot check {} alone: {}", binary->string(), check.message);
-  return {};
+  return osu_benchmark_problem(osu_probe_, options_.osu_dir, request, "local");
 }
 
 void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {

@@ -103,4 +103,18 @@ OsuArgumentCheck OsuProbe::check(const std::filesystem::path& binary, const OsuO
   return check;
 }
 
+std::string osu_benchmark_problem(OsuProbe& probe, const std::filesystem::path& osu_dir,
+                                  const BenchmarkRequest& request, const std::string& backend) {
+  const auto binary = find_osu_binary(osu_dir, request.collective);
+  if (!binary)
+    return "no osu_" + std::string(name(request.collective)) + " under " + osu_dir.string();
+  // The benchmark must take the arguments every run will give it: one singleton run now,
+  // instead of every run of the campaign failing on "Invalid Option".
+  const OsuArgumentCheck check = probe.check(*binary, osu_options_for(request));
+  if (check.rejected) return check.message;
+  if (check.unknown)
+    spdlog::warn("{}: cannot check {} alone: {}", backend, binary->string(), check.message);
+  return {};
+}
+
 }  // namespace colltune

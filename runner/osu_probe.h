@@ -54,4 +54,11 @@ class OsuProbe {
   std::map<std::string, OsuArgumentCheck> checks_;
 };
 
+// The benchmark part of a backend's preflight, shared by the backends that run real OSU
+// binaries: "" when `osu_dir` holds the batch's binary and it takes the batch's arguments, else
+// the reason (no binary, or the benchmark's own message). A probe that cannot tell is logged as
+// a warning prefixed with `backend` and not refused.
+std::string osu_benchmark_problem(OsuProbe& probe, const std::filesystem::path& osu_dir,
+                                  const BenchmarkRequest& request, const std::string& backend);
+
 }  // namespace colltune

@@ -1031,15 +1031,8 @@ std::string SlurmBackend::preflight(const BenchmarkRequest& request) {
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  const auto binary = find_osu_binary(options_.osu_dir, request.collective);
-  if (!binary)
-    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
-           options_.osu_dir.string();
-  const OsuArgumentCheck check = osu_probe_.check(*binary, osu_options_for(request));
-  if (check.rejected) return check.message;
-  if (check.unknown)
-    spdlog::warn("slurm: cannot check {} alone on this host: {}", binary->string(), check.message);
-  return {};
+  // Checked on the submitting host: a binary that cannot start here is only warned about.
+  return osu_benchmark_problem(osu_probe_, options_.osu_dir, request, "slurm");
 }
 
 void SlurmBackend::run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) {

@@ -237,7 +237,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     std::map<std::int64_t, double> search_default_us;
     for (const auto& choice : strategy->recommend()) {
       const std::int64_t size = choice.msg_size;
-      search_default_us[size] = choice.default_us;
+      // The default's latency when the final phase does not measure it at this size: from the
+      // search's runs that ended ok only (rows of an unparsable run are not trusted), so that a
+      // size no valid run measured fails instead of reporting an untrusted figure.
+      if (auto d = search_latency[size].find(TuningConfig::default_decision());
+          d != search_latency[size].end() && !d->second.empty())
+        search_default_us[size] = median(d->second);
+      else if (!search_latency[size].empty())  // e.g. known through the default's alias
+        search_default_us[size] = choice.default_us;
       std::optional<TuningConfig> nominee;
       if (!choice.config.is_default() && pool.count(choice.config)) {
         nominee = choice.config;

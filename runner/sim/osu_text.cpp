@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "osu/osu_command.h"
+#include "runner/osu_probe.h"
 
 namespace colltune::sim {
 
@@ -65,14 +66,7 @@ std::vector<std::string> osu_job_argv(const BenchmarkRequest& request,
     argv.push_back(value);
   }
   argv.push_back("osu_" + std::string(name(request.collective)));
-  OsuOptions options;
-  options.collective = request.collective;
-  options.min_size = request.min_size;
-  options.max_size = request.max_size;
-  options.iterations = request.iterations;
-  options.warmup = request.warmup;
-  options.full = true;
-  for (auto& a : osu_arguments(options, 5)) argv.push_back(std::move(a));
+  for (auto& a : osu_arguments(osu_options_for(request), 5)) argv.push_back(std::move(a));
   return argv;
 }
 
