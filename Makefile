@@ -44,7 +44,7 @@ check-slurm: build deps-test
 # jobs, no child colltune processes), so every report is about our code.
 ASAN_TESTS = core_tests osu_tests optimizer_tests rules_tests server_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
-             osu_bench_unit_tests
+             osu_bench_unit_tests http_front_door_tests
 check-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)

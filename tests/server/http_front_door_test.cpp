@@ -82,6 +82,7 @@ TEST(HttpFrontDoor, PipelinedRequestsAreAnsweredInOrder) {
 TEST(HttpFrontDoor, AmbiguousFramingIsRejectedWith400) {
   InProcessDaemon daemon;
   const std::string post = "POST /api/v1/campaigns/999/cancel HTTP/1.1\r\nHost: x\r\n";
+  static constexpr char kNulHeader[] = "X-Nul: a\0b\r\n\r\n";  // the NUL is part of the head
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}", "conflicting Content-Length"},
       {"Content-Length: 2, 40\r\n\r\n{}", "conflicting Content-Length"},
@@ -93,7 +94,7 @@ TEST(HttpFrontDoor, AmbiguousFramingIsRejectedWith400) {
        "Transfer-Encoding"},
       {"Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n", "header name"},
       {"X-Folded: a\r\n b\r\n\r\n", "obs-fold"},
-      {std::string("X-Nul: a\0b\r\n\r\n", 18), "control character"},
+      {std::string(kNulHeader, sizeof kNulHeader - 1), "control character"},
       {"Host: y\r\n\r\n", "Host"},
   };
   for (const auto& [rest, needle] : cases) {
