@@ -9,6 +9,8 @@
 #include <system_error>
 #include <utility>
 
+#include "core/text.h"
+
 namespace colltune {
 namespace {
 
@@ -42,14 +44,6 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool uses_float_type_option(Collective collective, const OsuCapabilities& capabilities) {
   return is_reduction(collective) && capabilities.major && *capabilities.major >= 7 &&
          capabilities.accepts_type_option();
-}
-
-std::string_view trim_view(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
 }
 
 bool is_option_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -127,7 +121,7 @@ OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_v
     std::string_view line = help_text.substr(start, end - start);
     start = end + 1;
     if (line.empty() || (line[0] != ' ' && line[0] != '\t')) continue;
-    line = trim_view(line);
+    line = trim(line);
     if (line.size() < 2 || line[0] != '-' || !is_option_letter(line[1])) continue;
     if (line.size() > 2 && line[2] != ',' && line[2] != ' ' && line[2] != '\t' && line[2] != '[')
       continue;
@@ -138,7 +132,7 @@ OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_v
   while (start < version_text.size()) {
     std::size_t end = version_text.find('\n', start);
     if (end == std::string_view::npos) end = version_text.size();
-    std::string_view line = trim_view(version_text.substr(start, end - start));
+    std::string_view line = trim(version_text.substr(start, end - start));
     start = end + 1;
     if (!line.starts_with("# OSU") && !line.starts_with("OSU")) continue;
     const std::size_t v = line.rfind(" v");

@@ -19,6 +19,7 @@
 #include <string>
 #include <system_error>
 
+#include "core/text.h"
 #include "osu/osu_output.h"
 
 namespace colltune {
@@ -68,12 +69,6 @@ std::vector<Line> split_lines(std::string_view text) {
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::vector<std::string_view> split_fields(std::string_view s) {
   std::vector<std::string_view> fields;

@@ -45,6 +45,51 @@ class TuneCliTest : public ::testing::Test {
             "--report-out",  (dir_ / "report.json").string()};
   }
 
+  struct Interrupted {
+    std::int64_t runs_before = 0;  // runs of campaign 1 stored when Ctrl-C was pressed
+    int status = 0;                // the child's wait status
+  };
+  // Runs `args` in a child (stdout to /dev/null, stderr to `stderr_path`, or /dev/null when it
+  // is empty), waits up to 120 s until campaign 1 of `db` has at least two runs stored, then
+  // presses Ctrl-C and reaps the child.
+  static Interrupted run_and_interrupt(std::vector<std::string> args, const std::string& db,
+                                       const fs::path& stderr_path = {}) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      int devnull = ::open("/dev/null", O_WRONLY);
+      int err = stderr_path.empty()
+                    ? devnull
+                    : ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(devnull, 1);
+      ::dup2(err, 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    Interrupted result;
+    if (pid < 0) {
+      ADD_FAILURE() << "fork failed";
+      return result;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (!fs::exists(db)) continue;
+      try {
+        Store probe(db);
+        result.runs_before = probe.count_runs(1);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (result.runs_before >= 2) break;
+    }
+    ::kill(pid, SIGINT);
+    ::waitpid(pid, &result.status, 0);
+    return result;
+  }
+
   fs::path dir_;
 };
 
@@ -88,37 +133,10 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
 
 TEST_F(TuneCliTest, CtrlCKeepsMeasurementsAndResumeFinishesWithoutDuplicates) {
   auto args = tune_args("bcast", 8);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
   // Wait until at least two runs are committed, then press Ctrl-C.
   const auto db = (dir_ / "t.db").string();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  std::int64_t runs_before = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (!fs::exists(db)) continue;
-    try {
-      Store probe(db);
-      runs_before = probe.count_runs(1);
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (runs_before >= 2) break;
-  }
+  const auto [runs_before, status] = run_and_interrupt(args, db);
   ASSERT_GE(runs_before, 2);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 130);
 
@@ -183,36 +201,8 @@ TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
       "--rules-out", (dir_ / "sim-rules.conf").string(),
       "--report-out", (dir_ / "sim-report.json").string()};
   const auto err_path = dir_ / "stderr.txt";
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int devnull = ::open("/dev/null", O_WRONLY);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(devnull, 1);
-    ::dup2(err, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  std::int64_t runs_before = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!fs::exists(db)) continue;
-    try {
-      Store probe(db);
-      runs_before = probe.count_runs(1);
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (runs_before >= 2) break;
-  }
+  const auto [runs_before, status] = run_and_interrupt(args, db, err_path);
   ASSERT_GE(runs_before, 2);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 130);
   std::ifstream err_in(err_path);
