@@ -215,7 +215,6 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   store_.set_context_state(context.id, "finalizing");
 
   nlohmann::json picks = nlohmann::json::array();
-  std::size_t failed_runs = 0;
   if (paired) {
     // Final phase (docs/final-choice.md): per size, the strategy's pick is the candidate; it is
     // re-measured against the default in alternating (A B / B A) rounds, and repeats are added
@@ -345,7 +344,6 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // Rows of a run whose output could not be parsed are not trusted; a run that crashed or
     // timed out keeps the sizes it finished (complete lines OSU printed before the failure).
     for (const auto& run : store_.runs_of_context(context.id, "final")) {
-      if (is_failed_outcome(run.outcome)) ++failed_runs;
       if (run.outcome == RunOutcome::parse_error) continue;
       for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
     }
@@ -367,11 +365,11 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   }
   // What the final runs could tell: runs with trusted rows, failed runs and the last failure.
   std::size_t ok_runs = 0;
+  std::size_t failed_runs = 0;
   std::string last_error;
-  if (paired) failed_runs = 0;
   for (const auto& run : store_.runs_of_context(context.id, "final")) {
     if (is_failed_outcome(run.outcome)) {
-      if (paired) ++failed_runs;
+      ++failed_runs;
       if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
     }
     if (run.outcome != RunOutcome::parse_error && !run.rows.empty()) ++ok_runs;
