@@ -1,9 +1,9 @@
 // colltune: tunes Open MPI's coll_tuned collective algorithms for this machine or cluster.
-#include <cstdio>
-#include <exception>
+#include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
+#include <cstdio>
+#include <exception>
 
 #include "cli/commands.h"
 
@@ -13,13 +13,13 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log details (debug level)");
   app.set_version_flag("--version", "colltune 0.1.0");
-  app.parse_complete_callback([&] {
-    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
-  });
+  app.parse_complete_callback(
+      [&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
   colltune::add_tune_command(app);
   colltune::add_serve_command(app);
   colltune::add_campaign_command(app);
   colltune::add_export_command(app);
+  colltune::add_report_command(app);
   colltune::add_rules_command(app);
   colltune::add_fingerprint_command(app);
   colltune::add_retune_command(app);

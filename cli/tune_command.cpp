@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "cli/report_file.h"
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
 #include "optimizer/strategy.h"
@@ -76,13 +77,6 @@ nlohmann::json read_json_file(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(path + ": invalid JSON: " + e.what());
   }
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("failed writing " + path);
 }
 
 // The backend and outputs a campaign runs with. A new campaign takes them from the flags; a
@@ -288,7 +282,7 @@ int run_tune(const TuneArgs& args) {
   store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
-  if (!launch.report_out.empty()) write_text_file(launch.report_out, report.dump(2) + "\n");
+  if (!launch.report_out.empty()) write_report_file(launch.report_out, report);
   std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", launch.rules_out.c_str(),
                rules.format.c_str(), rules.validation_text.c_str());
   if (!rules.validation_text.empty() && rules.validation_text.back() != '\n')
@@ -372,7 +366,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "SQLite store (every measurement is kept as it arrives)")
       ->capture_default_str();
   cmd->add_option("--rules-out", args->rules_out, "Rules file to write")->capture_default_str();
-  cmd->add_option("--report-out", args->report_out, "Report JSON to write");
+  cmd->add_option("--report-out", args->report_out,
+                  "Report to write: .html/.htm the self-contained HTML page, else JSON");
   cmd->add_option("--resume", args->resume, "Resume campaign ID from --db");
   cmd->add_flag("--no-verify", args->no_verify, "Skip verification of the rules file");
   cmd->callback([args, cmd] {

@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -479,6 +481,22 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
         for (const auto& row : run.rows) (*target)[row.size].push_back(row.avg_us);
       }
     }
+    // Every other measurement (search and final phase) per configuration and size: the spread
+    // of the latencies behind default_us and best_us when nothing was re-measured.
+    std::map<std::pair<TuningConfig, std::int64_t>, std::vector<double>> measured;
+    for (const auto& job : store.jobs(campaign_id)) {
+      if (job.context_id != ctx.id || job.purpose.rfind("remeasure", 0) == 0) continue;
+      for (const auto& run : store.runs_of_job(job.id)) {
+        if (run.outcome != RunOutcome::ok) continue;
+        for (const auto& row : run.rows) measured[{run.config, row.size}].push_back(row.avg_us);
+      }
+    }
+    // [lowest, highest] of the runs' latencies, null without runs.
+    auto range_of = [](const std::vector<double>& values) {
+      if (values.empty()) return nlohmann::json();
+      const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+      return nlohmann::json::array({*lo, *hi});
+    };
     const std::string coll = std::string(name(ctx.collective));
     for (const auto& p : ctx.result.at("picks")) {
       const TuningConfig best = p.at("best").get<TuningConfig>();
@@ -522,12 +540,20 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
           best_us = median(tuned[size]);
         }
         entry["remeasure_samples"] = pairs;
+        std::vector<double> pooled = fixed[size];
+        pooled.insert(pooled.end(), tuned[size].begin(), tuned[size].end());
+        entry["default_us_range"] = range_of(best.is_default() ? pooled : fixed[size]);
+        entry["best_us_range"] = range_of(best.is_default() ? pooled : tuned[size]);
       } else if (p.value("method", std::string()) == "paired") {
         ratio = number_or_null(p, "ratio");
         low = number_or_null(p, "ratio_low");
         high = number_or_null(p, "ratio_high");
         pairs = p.value("pairs", 0);
         confidence = number_or_null(p, "confidence");
+      }
+      if (!remeasured) {
+        entry["default_us_range"] = range_of(measured[{TuningConfig::default_decision(), size}]);
+        entry["best_us_range"] = range_of(measured[{best, size}]);
       }
       entry["remeasured"] = remeasured;
       entry["default_us"] = default_us;
@@ -559,8 +585,18 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
     }
   }
   std::int64_t runs = 0;
+  double node_seconds = 0;  // each run's benchmark time times the nodes it held
+  std::map<std::int64_t, int> nodes_of;
+  for (const auto& ctx : store.contexts(campaign_id)) nodes_of[ctx.id] = std::max(1, ctx.nodes);
   const auto jobs = store.jobs(campaign_id);
-  for (const auto& job : jobs) runs += static_cast<std::int64_t>(store.runs_of_job(job.id).size());
+  for (const auto& job : jobs) {
+    const auto job_runs = store.runs_of_job(job.id);
+    runs += static_cast<std::int64_t>(job_runs.size());
+    for (const auto& run : job_runs)
+      if (run.provenance.end_time > run.provenance.start_time)
+        node_seconds += (run.provenance.end_time - run.provenance.start_time) *
+                        (nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1);
+  }
   nlohmann::json rules = nullptr;
   if (!versions.empty()) {
     const auto& v = versions.front();
@@ -591,7 +627,8 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
           {"cost",
            {{"jobs", jobs.size()},
             {"runs", runs},
-            {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)}}}};
+            {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)},
+            {"node_seconds", node_seconds}}}};
 }
 
 }  // namespace colltune
