@@ -1,9 +1,9 @@
 // colltune: tunes Open MPI's coll_tuned collective algorithms for this machine or cluster.
-#include <spdlog/spdlog.h>
-
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 
@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log details (debug level)");
   app.set_version_flag("--version", "colltune 0.1.0");
-  app.parse_complete_callback(
-      [&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
+  app.parse_complete_callback([&] {
+    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  });
   colltune::add_tune_command(app);
   colltune::add_serve_command(app);
   colltune::add_campaign_command(app);
