@@ -120,6 +120,12 @@ export interface ReportResult {
   reverted?: { reason: string } | null;
   noise: number;
   default_within_noise: boolean;
+  // [lowest, highest] latency of the runs behind default_us / best_us; null without runs.
+  default_us_range?: [number, number] | null;
+  best_us_range?: [number, number] | null;
+  // Where the speed-up and its interval come from: the re-measure with the file loaded, or
+  // the final phase's pairs.
+  speedup_source?: 'remeasure' | 'final';
 }
 
 export interface ReportContext {
@@ -137,7 +143,7 @@ export interface Report {
   campaign: { id: number; name: string; state: string; spec: CampaignSpec; error: string };
   contexts: ReportContext[];
   results: ReportResult[];
-  cost: { jobs: number; runs: number; benchmark_seconds: number };
+  cost: { jobs: number; runs: number; benchmark_seconds: number; node_seconds?: number };
 }
 
 export interface RulesVersion {
