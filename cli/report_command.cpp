@@ -31,7 +31,7 @@ int run_report(const ReportArgs& args) {
   // Reading must not create an empty store where the user mistyped the path.
   if (!std::filesystem::exists(args.db)) throw std::invalid_argument("no store at " + args.db);
   Store store(args.db);
-  if (!store.campaign(args.campaign))
+  if (args.campaign <= 0 || !store.campaign(args.campaign))
     throw std::invalid_argument("no campaign " + std::to_string(args.campaign) + " in " + args.db);
   // Algorithm names of Open MPI 4.1 (the store does not keep the target's ompi_info).
   const nlohmann::json report =
@@ -66,13 +66,14 @@ void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "report", "A stored campaign's report: table, JSON, or a self-contained HTML page");
   cmd->add_option("--db", args->db, "SQLite store")->capture_default_str();
-  cmd->add_option("--campaign", args->campaign, "Campaign ID")
-      ->required()
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--campaign", args->campaign, "Campaign ID")->required();
   cmd->add_option("-o,--out", args->out,
                   "File to write (.html/.htm: the HTML page, else JSON; default: stdout)");
   cmd->add_option("--format", args->format, "table, json or html (default: from --out's name)")
       ->check(CLI::IsMember({"table", "json", "html"}));
+  cmd->footer(
+      "Exit codes: 0 written or printed; 1 error (no store, no such campaign, --format that "
+      "does not match --out, a file that cannot be written); above 100 a malformed command line.");
   cmd->callback([args] { run_report(*args); });
 }
 

@@ -86,6 +86,7 @@ std::string config_label(const json& r) {
 const char* algorithm_colour(int algorithm) {
   static constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948",
                                              "#76b7b2", "#ff9da7", "#9c755f", "#e15759", "#bab0ac"};
+  // The dashboard's charts/latency.ts uses the same colours.
   if (algorithm <= 0) return "#d0d0d0";
   return kColours[(algorithm - 1) % 10];
 }
@@ -348,14 +349,13 @@ std::string algorithm_legend(const std::vector<const json*>& rows) {
 std::string range_text(const json& r, const char* key) {
   const auto rg = range(r, key);
   if (!rg) return "";
-  return us(rg->first) + " – " + us(rg->second);
+  return fmt("%.3g", rg->first) + "–" + fmt("%.3g", rg->second);
 }
 
 std::string results_table(const std::vector<const json*>& rows) {
   std::string out =
       "<table class=\"results\"><thead><tr><th>message size</th><th>chosen</th>"
-      "<th class=\"num\">default</th><th class=\"num\">runs' range</th>"
-      "<th class=\"num\">tuned</th><th class=\"num\">runs' range</th>"
+      "<th class=\"num\">default (runs)</th><th class=\"num\">tuned (runs)</th>"
       "<th class=\"num\">speed-up</th><th class=\"num\">95 % interval</th>"
       "<th class=\"num\">pairs</th><th>from</th></tr></thead><tbody>";
   for (const json* rp : rows) {
@@ -380,10 +380,13 @@ std::string results_table(const std::vector<const json*>& rows) {
            attr("title",
                 reverted ? "reverted to the default: " + text_of(r.at("reverted"), "reason") : "") +
            ">" + html_escape(config_label(r)) + "</td>";
-    out += "<td class=\"num\">" + html_escape(us(d)) + "</td>";
-    out += "<td class=\"num muted\">" + html_escape(range_text(r, "default_us_range")) + "</td>";
-    out += "<td class=\"num\">" + html_escape(us(b)) + "</td>";
-    out += "<td class=\"num muted\">" + html_escape(range_text(r, "best_us_range")) + "</td>";
+    // The median, then the lowest–highest run in µs (the band of the chart).
+    for (const auto& [v, key] : {std::pair{d, "default_us_range"}, std::pair{b, "best_us_range"}}) {
+      const std::string spread = range_text(r, key);
+      out += "<td class=\"num\">" + html_escape(us(v)) +
+             (spread.empty() ? "" : " <span class=\"muted\">" + html_escape(spread) + "</span>") +
+             "</td>";
+    }
     out += "<td class=\"num " + std::string(cls) + "\">" +
            html_escape((s ? fmt("%.2f×", *s) : "–") + mark) + "</td>";
     out += "<td class=\"num\">" +

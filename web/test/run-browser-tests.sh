@@ -7,7 +7,8 @@
 #   web/test/run-browser-tests.sh [COLLTUNE_BINARY [ARTIFACTS_DIR]]
 #   (defaults: build/cli/colltune and build/web-artifacts)
 #
-# Set WEB_UPDATE_DOCS=1 to copy the screenshots into web/docs/ (the README shows them).
+# Set WEB_UPDATE_DOCS=1 to copy the screenshots into web/docs/ (the README shows them) and
+# docs/images/ (docs/report-html.md).
 set -euo pipefail
 web="$(cd "$(dirname "$0")/.." && pwd)"
 repo="$(cd "$web/.." && pwd)"
@@ -37,4 +38,4 @@ export WEB_ARTIFACTS="$(cd "$artifacts" && pwd)"
 export WEB_DIST="$web/dist"
 export CHROMIUM="$chromium"
 cd "$web"
-exec node --test --test-concurrency=1 --test-reporter=spec test/units.test.mjs test/dashboard.test.mjs
+exec node --test --test-concurrency=1 --test-reporter=spec test/units.test.mjs test/dashboard.test.mjs test/report.test.mjs

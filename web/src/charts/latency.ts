@@ -6,7 +6,6 @@
 import type { ReportResult } from '../api';
 import { h, svg } from '../dom';
 import * as fmt from '../format';
-import { colour } from './palette';
 
 const W = 720;
 const H = 330;
@@ -20,6 +19,13 @@ const DEFAULT_COLOUR = '#c2410c';
 const TUNED_COLOUR = '#1d4ed8';
 
 type Range = [number, number];
+
+// Colours of algorithm ids in the strip, 0 (Open MPI's default decision) grey: the same as the
+// HTML report's (cli/report_html.cpp), so a colour means the same algorithm in both.
+const ALGORITHM_COLOURS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#edc948', '#76b7b2', '#ff9da7', '#9c755f', '#e15759', '#bab0ac'];
+export function algorithmColour(algorithm: number): string {
+  return algorithm <= 0 ? '#d0d0d0' : ALGORITHM_COLOURS[(algorithm - 1) % ALGORITHM_COLOURS.length];
+}
 
 function validRange(r: Range | null | undefined): Range | null {
   if (!Array.isArray(r) || r.length !== 2) return null;
@@ -145,7 +151,6 @@ export function latencyChart(rows: ReportResult[]): HTMLElement {
 
   // The strip: one box per range of consecutive sizes with the same chosen configuration.
   const algorithms = [...new Set(rows.map((r) => r.best.algorithm))].sort((a, b) => a - b);
-  const fillOf = (algorithm: number) => (algorithm === 0 ? '#d0d0d0' : colour(algorithms.filter((a) => a !== 0).indexOf(algorithm)));
   add(chart, 'text', { x: p(LEFT), y: p(STRIP_TOP - 6), class: 'axis-label' }, 'chosen configuration per message size');
   for (let i = 0; i < rows.length; ) {
     let j = i;
@@ -156,7 +161,7 @@ export function latencyChart(rows: ReportResult[]): HTMLElement {
     const g = add(chart, 'g', { class: 'algo-range', 'data-algorithm': rows[i].best.algorithm, 'data-from': rows[i].msg_size, 'data-to': rows[j].msg_size, 'data-label': name });
     const span = rows[i].msg_size === rows[j].msg_size ? fmt.bytes(rows[i].msg_size) : `${fmt.bytes(rows[i].msg_size)} – ${fmt.bytes(rows[j].msg_size)}`;
     add(g, 'title', {}, `${span}: ${name}`);
-    add(g, 'rect', { x: p(left), y: p(STRIP_TOP), width: p(Math.max(1, right - left)), height: STRIP_H, fill: fillOf(rows[i].best.algorithm), stroke: '#fff' });
+    add(g, 'rect', { x: p(left), y: p(STRIP_TOP), width: p(Math.max(1, right - left)), height: STRIP_H, fill: algorithmColour(rows[i].best.algorithm), stroke: '#fff' });
     if (right - left > 6.5 * name.length + 8)
       add(g, 'text', { x: p((left + right) / 2), y: p(STRIP_TOP + STRIP_H / 2 + 4), 'text-anchor': 'middle', class: 'strip-label' }, name);
     i = j + 1;
@@ -167,7 +172,7 @@ export function latencyChart(rows: ReportResult[]): HTMLElement {
     { class: 'chart-legend' },
     h('span', null, h('span', { class: 'swatch', style: `background:${DEFAULT_COLOUR}` }), 'Open MPI’s default'),
     h('span', null, h('span', { class: 'swatch', style: `background:${TUNED_COLOUR}` }), 'tuned file'),
-    algorithms.map((a) => h('span', { 'data-algorithm': a }, h('span', { class: 'swatch', style: `background:${fillOf(a)}` }), a === 0 ? 'default decision' : `${rows.find((r) => r.best.algorithm === a)?.best_name ?? '?'} (${a})`)),
+    algorithms.map((a) => h('span', { 'data-algorithm': a }, h('span', { class: 'swatch', style: `background:${algorithmColour(a)}` }), a === 0 ? 'default decision' : `${rows.find((r) => r.best.algorithm === a)?.best_name ?? '?'} (${a})`)),
   );
   return h(
     'figure',
