@@ -224,6 +224,20 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
       EXPECT_TRUE(r.at("tie").get<bool>());
     }
   EXPECT_TRUE(found);
+  // The bands of the HTML report: each median lies in the range of the re-measure runs it is
+  // the median of.
+  int remeasured = 0;
+  for (const auto& r : report.at("results")) {
+    if (!r.at("remeasured").get<bool>()) continue;
+    ++remeasured;
+    for (const auto& [median, range] : {std::pair{"default_us", "default_us_range"},
+                                        std::pair{"best_us", "best_us_range"}}) {
+      ASSERT_TRUE(r.at(range).is_array()) << r.dump();
+      EXPECT_LE(r.at(range)[0].get<double>(), r.at(median).get<double>()) << r.dump();
+      EXPECT_GE(r.at(range)[1].get<double>(), r.at(median).get<double>()) << r.dump();
+    }
+  }
+  EXPECT_GT(remeasured, 0);
   EXPECT_EQ(report.at("rules").at("reverted").size(), 1u);
   EXPECT_TRUE(report.at("rules").at("deployable").get<bool>());
 }
