@@ -230,8 +230,8 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
   for (const auto& r : report.at("results")) {
     if (!r.at("remeasured").get<bool>()) continue;
     ++remeasured;
-    for (const auto& [median, range] : {std::pair{"default_us", "default_us_range"},
-                                        std::pair{"best_us", "best_us_range"}}) {
+    for (const auto& [median, range] :
+         {std::pair{"default_us", "default_us_range"}, std::pair{"best_us", "best_us_range"}}) {
       ASSERT_TRUE(r.at(range).is_array()) << r.dump();
       EXPECT_LE(r.at(range)[0].get<double>(), r.at(median).get<double>()) << r.dump();
       EXPECT_GE(r.at(range)[1].get<double>(), r.at(median).get<double>()) << r.dump();
