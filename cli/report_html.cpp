@@ -102,7 +102,9 @@ dl.facts dt{color:#5b6475}dl.facts dd{margin:0;font-variant-numeric:tabular-nums
 table{border-collapse:collapse;width:100%;font-size:13px;font-variant-numeric:tabular-nums;margin-top:8px}
 th,td{padding:3px 8px;border-bottom:1px solid #eceef2;text-align:left;white-space:nowrap}
 td.num,th.num{text-align:right}.tie{color:#5b6475}.gain{color:#1a7f37;font-weight:600}.loss{color:#b42318}
-svg.latency-chart{display:block;width:100%;height:auto;background:#fff}
+svg.latency-chart,svg.speedup-chart{display:block;width:100%;height:auto;background:#fff}
+.one{stroke:#5b6475;stroke-width:1;stroke-dasharray:4 3}.whisker{stroke:#1d4ed8;stroke-width:2;stroke-opacity:.45}
+.pt-gain{fill:#1a7f37}.pt-tie{fill:#8a93a3}
 svg text{font:11px system-ui,sans-serif;fill:#3b4352}
 .grid{stroke:#eceef2;stroke-width:1}.axis{stroke:#8a93a3;stroke-width:1}
 .line-default{fill:none;stroke:#c2410c;stroke-width:2;stroke-dasharray:6 4}
@@ -159,6 +161,58 @@ class LatencyChart {
     out += strip();
     out += "</svg>";
     return out;
+  }
+
+  // Speed-up (default / tuned) per size on a linear axis under the same message-size axis: a
+  // point per size, a whisker over its 95 % interval where the report has one, a line at 1x.
+  std::string speedup_svg(const std::string& label) const {
+    double lo = 0.9, hi = 1.1;
+    for (const json* r : rows_)
+      for (const char* key : {"speedup", "speedup_low", "speedup_high"})
+        if (auto v = number(*r, key)) {
+          lo = std::min(lo, *v);
+          hi = std::max(hi, *v);
+        }
+    lo = std::max(0.0, std::floor(lo * 10 - 0.5) / 10);
+    hi = std::ceil(hi * 10 + 0.5) / 10;
+    constexpr double top = 10, bottom = 130;
+    auto sy = [&](double v) { return bottom - (v - lo) / (hi - lo) * (bottom - top); };
+    std::string out = "<svg class=\"speedup-chart\" width=\"" + std::to_string(kWidth) +
+                      "\" height=\"150\" viewBox=\"0 0 " + std::to_string(kWidth) +
+                      " 150\" role=\"img\"" + attr("aria-label", label) + "><title>" +
+                      html_escape(label) + "</title>";
+    const double step = hi - lo > 2 ? 0.5 : (hi - lo > 0.8 ? 0.2 : 0.1);
+    for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9; t += step) {
+      out += "<line class=\"grid\" x1=\"" + px(kLeft) + "\" x2=\"" + px(kWidth - kRight) +
+             "\" y1=\"" + px(sy(t)) + "\" y2=\"" + px(sy(t)) + "\"/>";
+      out += "<text x=\"" + px(kLeft - 6) + "\" y=\"" + px(sy(t) + 4) + "\" text-anchor=\"end\">" +
+             fmt("%.2g×", t) + "</text>";
+    }
+    out += "<line class=\"one\" x1=\"" + px(kLeft) + "\" x2=\"" + px(kWidth - kRight) + "\" y1=\"" +
+           px(sy(1)) + "\" y2=\"" + px(sy(1)) + "\"/>";
+    out += "<line class=\"axis\" x1=\"" + px(kLeft) + "\" x2=\"" + px(kLeft) + "\" y1=\"" +
+           px(top) + "\" y2=\"" + px(bottom) + "\"/>";
+    out +=
+        "<text x=\"14\" y=\"70\" text-anchor=\"middle\" transform=\"rotate(-90 14 70)\">"
+        "speed-up</text>";
+    for (const json* r : rows_) {
+      const auto s = number(*r, "speedup");
+      if (!s) continue;
+      const double cx = x(size_of(r));
+      const auto l = number(*r, "speedup_low"), h = number(*r, "speedup_high");
+      if (l && h)
+        out += "<line class=\"whisker\" x1=\"" + px(cx) + "\" x2=\"" + px(cx) + "\" y1=\"" +
+               px(sy(*l)) + "\" y2=\"" + px(sy(*h)) + "\"/>";
+      const bool tie = r->value("tie", r->value("default_within_noise", false));
+      const std::int64_t size = r->value("msg_size", std::int64_t{0});
+      out += "<circle class=\"" + std::string(tie ? "pt-tie" : "pt-gain") + "\" r=\"3.5\" cx=\"" +
+             px(cx) + "\" cy=\"" + px(sy(*s)) + "\"" + attr("data-msg-size", std::to_string(size)) +
+             attr("data-speedup", exact(*s)) + "><title>" +
+             html_escape(human_bytes(size) + ": " + fmt("%.2f×", *s) +
+                         (l && h ? " (" + fmt("%.2f", *l) + "–" + fmt("%.2f", *h) + ")" : "")) +
+             "</title></circle>";
+    }
+    return out + "</svg>";
   }
 
  private:
@@ -521,6 +575,9 @@ std::string render_report_html(const json& report) {
                        " ranks" + (nodes > 0 ? " on " + std::to_string(nodes) + " node(s)" : "")) +
            "</h2>";
     out += chart.svg(label);
+    out += chart.speedup_svg(key +
+                             ": speed-up over Open MPI's default per message size, with "
+                             "its 95 % interval");
     out +=
         "<p class=\"legend\"><span><span class=\"swatch\" style=\"background:#c2410c\"></span>"
         "Open MPI's default</span><span><span class=\"swatch\" "

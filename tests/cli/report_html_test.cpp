@@ -209,13 +209,14 @@ TEST_F(ReportHtmlTest, IsWellFormedAndSelfContained) {
 
 TEST_F(ReportHtmlTest, OneChartPerContextWithFinitePathsInsideTheViewBox) {
   const auto tags = parse_html(*html_);
-  int svgs = 0, lines = 0, bands = 0, ranges = 0;
+  int svgs = 0, speedup_svgs = 0, lines = 0, bands = 0, ranges = 0, speedup_points = 0;
   double width = 0, height = 0;
   static const std::regex number_re("-?[0-9]+(\\.[0-9]+)?");
   for (const auto& t : tags) {
     if (t.end) continue;
     if (t.name == "svg") {
-      ++svgs;
+      svgs += t.attrs.at("class") == "latency-chart";
+      speedup_svgs += t.attrs.at("class") == "speedup-chart";
       width = std::stod(t.attrs.at("width"));
       height = std::stod(t.attrs.at("height"));
       EXPECT_EQ(t.attrs.at("viewBox"), "0 0 " + t.attrs.at("width") + " " + t.attrs.at("height"));
@@ -240,8 +241,23 @@ TEST_F(ReportHtmlTest, OneChartPerContextWithFinitePathsInsideTheViewBox) {
         EXPECT_TRUE(std::regex_match(v, number_re)) << t.name << " " << key << "=" << v;
       }
     if (t.name == "g" && t.attrs.count("class") && t.attrs.at("class") == "algo-range") ++ranges;
+    if (t.name == "circle" && t.attrs.count("data-speedup")) {
+      ++speedup_points;
+      // The speed-up drawn is the report's at that size.
+      bool found = false;
+      for (const auto& r : report_->at("results"))
+        found =
+            found ||
+            (std::to_string(r.at("msg_size").get<std::int64_t>()) == t.attrs.at("data-msg-size") &&
+             r.at("speedup").is_number() &&
+             std::fabs(r.at("speedup").get<double>() - std::stod(t.attrs.at("data-speedup"))) <
+                 1e-9);
+      EXPECT_TRUE(found) << t.attrs.at("data-msg-size") << " " << t.attrs.at("data-speedup");
+    }
   }
   EXPECT_EQ(svgs, 2);
+  EXPECT_EQ(speedup_svgs, 2);
+  EXPECT_EQ(speedup_points, static_cast<int>(report_->at("results").size()));
   EXPECT_EQ(lines, 4);  // default and tuned, per context (no gap: every size has both)
   EXPECT_GE(bands, 4);
   EXPECT_GE(ranges, 2);
