@@ -484,12 +484,12 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
     // Every other measurement (search and final phase) per configuration and size: the spread
     // of the latencies behind default_us and best_us when nothing was re-measured.
     std::map<std::pair<TuningConfig, std::int64_t>, std::vector<double>> measured;
-    for (const auto& job : store.jobs(campaign_id)) {
-      if (job.context_id != ctx.id || job.purpose.rfind("remeasure", 0) == 0) continue;
-      for (const auto& run : store.runs_of_job(job.id)) {
-        if (run.outcome != RunOutcome::ok) continue;
-        for (const auto& row : run.rows) measured[{run.config, row.size}].push_back(row.avg_us);
-      }
+    for (const auto& run : store.runs_of_context(ctx.id)) {
+      // Runs of one configuration without a rules file: the search and the final phase (verify
+      // and re-measure runs load the file and say "default" for what the file chose).
+      if (run.outcome != RunOutcome::ok || (run.purpose != "search" && run.purpose != "final"))
+        continue;
+      for (const auto& row : run.rows) measured[{run.config, row.size}].push_back(row.avg_us);
     }
     // [lowest, highest] of the runs' latencies, null without runs.
     auto range_of = [](const std::vector<double>& values) {

@@ -316,6 +316,46 @@ TEST_F(ReportHtmlTest, EscapesTheCampaignName) {
   EXPECT_NE(html_->find("<h1 data-field=\"name\">" + escaped + "</h1>"), std::string::npos);
 }
 
+// Runs with the rules file loaded say "default" (algorithm 0) for whatever the file chose: a
+// verify run must not widen the default's band. (The first version took every run that was
+// not a re-measure, so a verify run of 1 s showed as the default's highest run.)
+TEST(ReportRanges, OnlySearchAndFinalRunsMakeTheBands) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("report-ranges-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Store store((dir / "c.db").string());
+  SimBackend backend(SimBackendOptions{});
+  const CampaignSpec spec =
+      parse_campaign_spec({{"backend", "sim"},
+                           {"contexts", json::array({{{"collective", "bcast"}, {"comm_size", 8}}})},
+                           {"sizes", "4:1K"},
+                           {"strategy", "exhaustive"}});
+  const AlgorithmTable table = AlgorithmTable::builtin_4_1();
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  CampaignEngine engine(store, backend, table, nullptr);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  const auto ctx = store.contexts(id).front();
+  const json before = campaign_report(store, id, table);
+  // A verify run of the file, recorded as the rules stage records it: config "default".
+  const auto job = store.create_job(id, ctx.id, "ct-verify-test", "sim", "verify", json::object());
+  RunResult run;
+  run.tag = "ct-verify-test";
+  run.config = TuningConfig::default_decision();
+  for (std::int64_t size = 4; size <= 1024; size *= 2) run.rows.push_back({size, 1e6});
+  ASSERT_TRUE(store.record_run(job, ctx.id, "verify", run));
+  const json after = campaign_report(store, id, table);
+  ASSERT_EQ(after.at("results").size(), before.at("results").size());
+  for (std::size_t i = 0; i < after.at("results").size(); ++i) {
+    const auto& r = after.at("results")[i];
+    EXPECT_EQ(r.at("default_us_range"), before.at("results")[i].at("default_us_range")) << r.dump();
+    ASSERT_TRUE(r.at("default_us_range").is_array());
+    EXPECT_LT(r.at("default_us_range")[1].get<double>(), 1e6);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ReportHtml, AReportWithoutResultsOrRangesStillRenders) {
   // A campaign that failed before its final phase: no results, no rules, zero cost.
   const json report = {{"campaign",
