@@ -37,6 +37,14 @@ std::optional<std::pair<double, double>> range(const json& j, const char* key) {
   return std::pair{lo, hi};
 }
 
+// A tie: the default kept, or an interval that does not exclude 1 (older reports: the default
+// within the search's noise).
+bool is_tie(const json& r) {
+  if (r.contains("tie") && r.at("tie").is_boolean()) return r.at("tie").get<bool>();
+  return r.contains("default_within_noise") && r.at("default_within_noise").is_boolean() &&
+         r.at("default_within_noise").get<bool>();
+}
+
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
@@ -203,7 +211,7 @@ class LatencyChart {
       if (l && h)
         out += "<line class=\"whisker\" x1=\"" + px(cx) + "\" x2=\"" + px(cx) + "\" y1=\"" +
                px(sy(*l)) + "\" y2=\"" + px(sy(*h)) + "\"/>";
-      const bool tie = r->value("tie", r->value("default_within_noise", false));
+      const bool tie = is_tie(*r);
       const std::int64_t size = r->value("msg_size", std::int64_t{0});
       out += "<circle class=\"" + std::string(tie ? "pt-tie" : "pt-gain") + "\" r=\"3.5\" cx=\"" +
              px(cx) + "\" cy=\"" + px(sy(*s)) + "\"" + attr("data-msg-size", std::to_string(size)) +
@@ -417,9 +425,7 @@ std::string results_table(const std::vector<const json*>& rows) {
     const std::int64_t size = r.value("msg_size", std::int64_t{0});
     const auto d = number(r, "default_us"), b = number(r, "best_us"), s = number(r, "speedup");
     const auto lo = number(r, "speedup_low"), hi = number(r, "speedup_high");
-    const bool tie = r.contains("tie") && r.at("tie").is_boolean()
-                         ? r.at("tie").get<bool>()
-                         : r.value("default_within_noise", false);
+    const bool tie = is_tie(r);
     const bool reverted = r.contains("reverted") && r.at("reverted").is_object();
     const char* cls = tie ? "tie" : (s && *s > 1 ? "gain" : (s && *s < 1 ? "loss" : "tie"));
     std::string mark = tie ? " ~" : "";
