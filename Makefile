@@ -8,7 +8,7 @@ CTEST_ARGS ?= --output-on-failure --timeout 900 --repeat until-pass:2
 COLLTUNE = $(BUILD)/cli/colltune
 
 .PHONY: all deps deps-test build demo check check-unit check-slurm check-asan check-fuzz \
-        fault-suite load-suite clean
+        fault-suite load-suite install deb clean
 
 all: build
 
@@ -22,6 +22,15 @@ deps-test:
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# Install the binary, benchmark, tracer, dashboard, man pages, completion, systemd units and
+# examples under PREFIX (DESTDIR honoured); docs/install.md. `make deb` builds the .deb instead.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	@cd $(BUILD) && cpack -G DEB
 
 # Tune bcast, allreduce, reduce and gather at 4 ranks on this machine with the local backend,
 # then write and verify colltune-rules.conf and colltune-report.json.

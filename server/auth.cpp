@@ -2,8 +2,10 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <sys/random.h>
 
 #include <cctype>
+#include <cerrno>
 #include <stdexcept>
 
 namespace colltune {
@@ -23,6 +25,32 @@ Sha256Digest sha256(std::string_view data) {
       length != digest.size())
     throw std::runtime_error("SHA-256 failed (OpenSSL)");
   return digest;
+}
+
+std::string generate_token() {
+  unsigned char bytes[32];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error("getrandom failed: no randomness for a token");
+    got += static_cast<std::size_t>(n);
+  }
+  static const char* const kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  unsigned int acc = 0;
+  int bits = 0;
+  for (unsigned char b : bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
+  return out;
 }
 
 std::string to_hex(const Sha256Digest& digest) {
