@@ -12,7 +12,7 @@ void configure_app(CLI::App& app) {
   app.description("colltune: autotuner for Open MPI collective algorithms (coll_tuned)");
   app.name("colltune");
   app.require_subcommand(1);
-  auto* verbose = app.add_flag("-v,--verbose", "Log details (debug level)");
+  CLI::Option* verbose = app.add_flag("-v,--verbose")->description("Log details (debug level)");
   app.set_version_flag("--version", kColltuneVersion);
   app.parse_complete_callback([verbose] {
     spdlog::set_level(verbose->count() > 0 ? spdlog::level::debug : spdlog::level::warn);

@@ -27,7 +27,9 @@ Sha256Digest sha256(std::string_view data) {
   return digest;
 }
 
-std::string generate_token() {
+namespace {
+
+std::string random_base64url_32() {
   unsigned char bytes[32];
   std::size_t got = 0;
   while (got < sizeof bytes) {
@@ -51,6 +53,17 @@ std::string generate_token() {
   }
   if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
   return out;
+}
+
+}  // namespace
+
+std::string generate_token() {
+  // A token starting with '-' reads as an option on a command line (--token -x...): draw again
+  // (1 in 64 draws; the rest of the token keeps its 250+ random bits).
+  for (;;) {
+    std::string token = random_base64url_32();
+    if (token.front() != '-') return token;
+  }
 }
 
 std::string to_hex(const Sha256Digest& digest) {

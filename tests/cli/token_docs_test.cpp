@@ -32,14 +32,15 @@ std::string run_cli(std::vector<std::string> args) {
 
 TEST(TokenNew, TokensAreLongRandomAndBearerSafe) {
   std::set<std::string> seen;
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 500; ++i) {
     const std::string t = generate_token();
     EXPECT_EQ(t.size(), 43u);  // 256 bits in base64url without padding
     EXPECT_TRUE(std::regex_match(t, std::regex("[A-Za-z0-9_-]+"))) << t;
+    EXPECT_NE(t.front(), '-') << "reads as an option after --token";
     EXPECT_TRUE(parse_bearer("Bearer " + t).has_value()) << t;
     seen.insert(t);
   }
-  EXPECT_EQ(seen.size(), 50u);
+  EXPECT_EQ(seen.size(), 500u);
 }
 
 TEST(TokenNew, PrintedConfigEntryMakesTheDaemonAcceptTheToken) {
