@@ -84,7 +84,7 @@ void Daemon::start() {
   if (config_.tokens.empty() && !config_.anonymous_read)
     spdlog::warn(
         "no tokens configured and anonymous_read is off: every API call except health "
-        "will be refused");
+        "will be refused (`colltune token new` prints one and its config entry)");
   if (!config_.tls() && config_.listen_host != "127.0.0.1" && config_.listen_host != "::1" &&
       config_.listen_host != "localhost")
     spdlog::warn("listening on {} without TLS: bearer tokens travel in clear text",
