@@ -102,7 +102,8 @@ void write_man_page(CLI::App* app, const std::vector<std::string>& path, const f
     parent.pop_back();
     out << "\\fB" << roff(page_name(parent)) << "\\fR(1), ";
   }
-  out << "the documentation in /usr/share/doc/colltune (install.md, daemon.md, examples/)\n";
+  out << "the documentation in share/doc/colltune under the install prefix (install.md, "
+         "daemon.md, examples/)\n";
 
   std::ofstream file(dir / (name + ".1"));
   file << out.str();
