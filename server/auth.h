@@ -23,8 +23,8 @@ std::string to_hex(const Sha256Digest& digest);
 std::optional<Sha256Digest> parse_sha256_hex(std::string_view hex);
 
 // A new token: 32 bytes from the kernel's random source (getrandom), base64url without padding
-// (43 characters, all valid in a bearer credential, never starting with '-'). Throws std::runtime_error when the kernel
-// gives no randomness.
+// (43 characters, all valid in a bearer credential, never starting with '-'). Throws
+// std::runtime_error when the kernel gives no randomness.
 std::string generate_token();
 
 struct TokenEntry {
