@@ -8,7 +8,7 @@ CTEST_ARGS ?= --output-on-failure --timeout 900 --repeat until-pass:2
 COLLTUNE = $(BUILD)/cli/colltune
 
 .PHONY: all deps deps-test build demo check check-unit check-slurm check-asan check-fuzz \
-        fault-suite load-suite install deb clean
+        fault-suite load-suite install deb deps-node clean
 
 all: build
 
@@ -29,8 +29,12 @@ PREFIX ?= /usr/local
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
-deb: build
+deb: deps-node build
 	@cd $(BUILD) && cpack -G DEB
+
+# The .deb carries the dashboard: node and npm to build it.
+deps-node:
+	@scripts/install-deps build node
 
 # Tune bcast, allreduce, reduce and gather at 4 ranks on this machine with the local backend,
 # then write and verify colltune-rules.conf and colltune-report.json.
@@ -43,7 +47,9 @@ demo: build
 # single-node dev cluster started and stopped here.
 check: check-unit check-slurm
 
-check-unit: build deps-test
+# deps-test first: node is then here when the build runs, so the dashboard is built and packaged
+# (the install test checks the .deb serves it).
+check-unit: deps-test build
 	ctest --test-dir $(BUILD) $(CTEST_ARGS) -LE slurm -j 1
 
 check-slurm: build deps-test
