@@ -8,7 +8,7 @@ CTEST_ARGS ?= --output-on-failure --timeout 900 --repeat until-pass:2
 COLLTUNE = $(BUILD)/cli/colltune
 
 .PHONY: all deps deps-test build demo check check-unit check-slurm check-asan check-fuzz \
-        fault-suite load-suite clean
+        fault-suite load-suite install deb deps-node clean
 
 all: build
 
@@ -23,6 +23,19 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# Install the binary, benchmark, tracer, dashboard, man pages, completion, systemd units and
+# examples under PREFIX (DESTDIR honoured); docs/install.md. `make deb` builds the .deb instead.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: deps-node build
+	@cd $(BUILD) && cpack -G DEB
+
+# The .deb carries the dashboard: node and npm to build it.
+deps-node:
+	@scripts/install-deps build node
+
 # Tune bcast, allreduce, reduce and gather at 4 ranks on this machine with the local backend,
 # then write and verify colltune-rules.conf and colltune-report.json.
 demo: build
@@ -34,7 +47,9 @@ demo: build
 # single-node dev cluster started and stopped here.
 check: check-unit check-slurm
 
-check-unit: build deps-test
+# deps-test first: node is then here when the build runs, so the dashboard is built and packaged
+# (the install test checks the .deb serves it).
+check-unit: deps-test build
 	ctest --test-dir $(BUILD) $(CTEST_ARGS) -LE slurm -j 1
 
 check-slurm: build deps-test

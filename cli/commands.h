@@ -14,5 +14,6 @@ void add_fingerprint_command(CLI::App& app);  // colltune fingerprint
 void add_retune_command(CLI::App& app);       // colltune retune (daemon client, for cron)
 void add_sentinel_command(CLI::App& app);     // colltune sentinel
 void add_report_command(CLI::App& app);       // colltune report (from the store)
+void add_token_command(CLI::App& app);        // colltune token new
 
 }  // namespace colltune

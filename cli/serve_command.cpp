@@ -7,10 +7,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/install_layout.h"
 #include "server/config.h"
 #include "server/daemon.h"
 #include "server/malloc_arenas.h"
@@ -27,8 +29,15 @@ int run_serve(const ServeArgs& args, const std::map<std::string, CLI::Option*>& 
   std::map<std::string, std::string> flags;
   for (const auto& [key, option] : options)
     if (option->count() > 0) flags[key] = args.values.at(key);
-  const DaemonConfig config = parse_daemon_config(layered_daemon_config(
+  DaemonConfig config = parse_daemon_config(layered_daemon_config(
       args.config_file, [](const char* name) { return std::getenv(name); }, flags));
+  // No web_root given: the dashboard installed with this binary (or built in its source tree).
+  if (config.web_root.empty()) {
+    std::error_code ec;
+    const auto web = install_layout::web_dir();
+    if (!web.empty() && std::filesystem::is_regular_file(web / "index.html", ec))
+      config.web_root = web.string();
+  }
   if (spdlog::get_level() == spdlog::level::warn) spdlog::set_level(spdlog::level::info);
 
   // Before any thread: one malloc arena per core, not eight (server/malloc_arenas.h).
@@ -47,6 +56,12 @@ int run_serve(const ServeArgs& args, const std::map<std::string, CLI::Option*>& 
   daemon.start();
   std::printf("colltune: listening on %s (store %s)\n", daemon.url().c_str(),
               config.database.c_str());
+  if (!config.web_root.empty())
+    std::printf("colltune: dashboard at %s/ (from %s)\n", daemon.url().c_str(),
+                config.web_root.c_str());
+  else
+    std::printf("colltune: dashboard not installed; %s/ says how to get it\n",
+                daemon.url().c_str());
   std::fflush(stdout);
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -85,7 +100,9 @@ void add_serve_command(CLI::App& app) {
        "Seconds a keep-alive connection may wait between requests (default 10)"},
       {"max_connections", "Open HTTP connections in all (default 4096)"},
       {"max_connections_per_client", "Open HTTP connections from one address (default 128)"},
-      {"web_root", "Folder of the built web dashboard (web/dist), served at /"}};
+      {"web_root",
+       "Folder of the built web dashboard, served at / (default: the one installed with "
+       "colltune, <datadir>/colltune/web, or web/dist in a build tree)"}};
   for (const auto& key : daemon_config_keys()) {
     std::string flag = "--" + key;
     for (auto& c : flag)

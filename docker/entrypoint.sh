@@ -2,6 +2,11 @@
 # Role of a demo-cluster container: slurmctld | slurmd | colltune (see docker-compose.yml).
 # Every container writes the same slurm.conf (the settings of slurm/dev-cluster, for several
 # nodes) and uses the munge key on the shared volume, created by the first container to start.
+#
+# The daemon's admin token: COLLTUNE_TOKENS when given, else one made by `colltune token new` at
+# the first start and kept on the state volume (/var/lib/colltune/admin.token, mode 0600):
+#   docker compose -f docker/docker-compose.yml exec colltune cat /var/lib/colltune/admin.token
+# scripts/check-docker-layout sources this file (functions only) to test ensure_token.
 set -euo pipefail
 
 role="${1:-colltune}"
@@ -73,6 +78,22 @@ start_munge() {
   runuser -u munge -- /usr/sbin/munged
 }
 
+# Sets COLLTUNE_TOKENS (the digest entry the daemon accepts) unless given; the token itself is
+# written once to $1/admin.token and its config entry to $1/admin.token.json.
+ensure_token() {
+  local dir="$1" out
+  [ -n "${COLLTUNE_TOKENS:-}" ] && return 0
+  if [ ! -s "$dir/admin.token.json" ]; then
+    out="$(colltune token new --role admin --name docker-admin)"
+    (umask 077
+     sed -n 's/^token: //p' <<<"$out" >"$dir/admin.token"
+     sed -n 's/^  "tokens": \[\(.*\)\]$/\1/p' <<<"$out" >"$dir/admin.token.json")
+    say "admin token written to $dir/admin.token (shown once more here): $(cat "$dir/admin.token")"
+  fi
+  COLLTUNE_TOKENS="[$(cat "$dir/admin.token.json")]"
+  export COLLTUNE_TOKENS
+}
+
 wait_for_controller() {
   for _ in $(seq 1 300); do
     scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
@@ -81,6 +102,9 @@ wait_for_controller() {
   say "slurmctld does not answer after 60 s"
   exit 1
 }
+
+# Sourced (by the layout check): functions only.
+[ "${BASH_SOURCE[0]}" != "$0" ] && return 0
 
 write_slurm_conf
 start_munge
@@ -97,13 +121,12 @@ case "$role" in
   colltune)
     wait_for_controller
     install -d -m 0755 /var/lib/colltune/rules /var/lib/colltune/jobs
-    say "starting the colltune daemon on :8080 with the slurm backend"
-    # job_root is on the volume the slurmd containers mount at the same path.
+    ensure_token /var/lib/colltune
+    say "starting the colltune daemon (/etc/colltune/colltune.json) with the slurm backend"
+    # job_root is on the volume the slurmd containers mount at the same path. The dashboard is
+    # the one the .deb installed (<datadir>/colltune/web), found by the daemon itself.
     default_backends="{\"slurm\": $(cat /etc/colltune/slurm-demo.json)}"
-    exec colltune serve \
-      --listen 0.0.0.0:8080 \
-      --database /var/lib/colltune/colltune.db \
-      --rules-dir /var/lib/colltune/rules \
+    exec colltune serve --config /etc/colltune/colltune.json \
       --backends "${COLLTUNE_DEMO_BACKENDS:-$default_backends}"
     ;;
   *)

@@ -9,13 +9,10 @@
 
 namespace colltune {
 
-// The tracer for LD_PRELOAD, first that exists of: $COLLTUNE_TRACER; relative to the running
-// executable as installed (<bindir>/../<libdir>/colltune/libcolltune_tracer.so); the build
-// tree (<exe dir>/../lib, <exe dir>/../../lib); the build-tree path compiled in.
+// The tracer for LD_PRELOAD, first that exists of: $COLLTUNE_TRACER; the one of the install
+// layout (core/install_layout.h: <root>/<libdir>/colltune/libcolltune_tracer.so, installed or
+// mirrored in the build tree).
 std::optional<std::filesystem::path> tracer_library_path();
-
-// The build-tree path compiled into the library (may not exist after installation).
-std::filesystem::path built_tracer_path();
 
 // Environment for every rank: LD_PRELOAD=<tracer>, COLLTUNE_TRACE_DIR=<trace_dir> (each rank
 // writes trace.<pid>.<rank> there at MPI_Finalize). Throws std::runtime_error when the tracer

@@ -6,15 +6,12 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/install_layout.h"
 #include "osu/osu_command.h"
 #include "runner/mca.h"
 #include "runner/mpirun_command.h"
 #include "runner/ompi_info.h"
 #include "runner/process.h"
-
-#ifndef COLLTUNE_BUNDLED_OSU_DIR
-#define COLLTUNE_BUNDLED_OSU_DIR ""
-#endif
 
 namespace colltune {
 namespace {
@@ -29,26 +26,9 @@ std::string hostname() {
   return buf;
 }
 
-// Folder of the running executable, to find the bundled benchmark next to an installed binary.
-std::filesystem::path executable_dir() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::path() : exe.parent_path();
-}
-
 }  // namespace
 
-std::filesystem::path LocalBackend::bundled_osu_dir() {
-  // An installed or relocated binary finds osu-bench/ beside itself (or one level up, as in a
-  // build tree: build/cli/colltune and build/osu-bench/); else the build-time location.
-  const auto exe = executable_dir();
-  for (const auto& candidate : {exe / "osu-bench", exe.parent_path() / "osu-bench",
-                                exe.parent_path() / "libexec" / "colltune" / "osu-bench"}) {
-    std::error_code ec;
-    if (std::filesystem::exists(candidate / "osu_bcast", ec)) return candidate;
-  }
-  return COLLTUNE_BUNDLED_OSU_DIR;
-}
+std::filesystem::path LocalBackend::bundled_osu_dir() { return install_layout::osu_bench_dir(); }
 
 LocalBackend::LocalBackend(LocalBackendOptions options)
     : options_(std::move(options)), host_(hostname()) {

@@ -38,7 +38,7 @@ class LocalBackend : public Backend {
   std::string preflight(const BenchmarkRequest& request) override;
   std::string admit(const BenchmarkRequest& request) override;
 
-  // The folder the bundled benchmark was built into (osu_bcast, ... live there).
+  // The bundled benchmark's folder (osu_bcast, ...): install_layout::osu_bench_dir().
   static std::filesystem::path bundled_osu_dir();
 
  private:

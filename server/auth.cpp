@@ -2,8 +2,10 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <sys/random.h>
 
 #include <cctype>
+#include <cerrno>
 #include <stdexcept>
 
 namespace colltune {
@@ -23,6 +25,45 @@ Sha256Digest sha256(std::string_view data) {
       length != digest.size())
     throw std::runtime_error("SHA-256 failed (OpenSSL)");
   return digest;
+}
+
+namespace {
+
+std::string random_base64url_32() {
+  unsigned char bytes[32];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error("getrandom failed: no randomness for a token");
+    got += static_cast<std::size_t>(n);
+  }
+  static const char* const kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  unsigned int acc = 0;
+  int bits = 0;
+  for (unsigned char b : bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
+  return out;
+}
+
+}  // namespace
+
+std::string generate_token() {
+  // A token starting with '-' reads as an option on a command line (--token -x...): draw again
+  // (1 in 64 draws; the rest of the token keeps its 250+ random bits).
+  for (;;) {
+    std::string token = random_base64url_32();
+    if (token.front() != '-') return token;
+  }
 }
 
 std::string to_hex(const Sha256Digest& digest) {

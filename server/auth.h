@@ -22,6 +22,11 @@ std::string to_hex(const Sha256Digest& digest);
 // 64 hex digits (either case) -> digest; nullopt otherwise.
 std::optional<Sha256Digest> parse_sha256_hex(std::string_view hex);
 
+// A new token: 32 bytes from the kernel's random source (getrandom), base64url without padding
+// (43 characters, all valid in a bearer credential, never starting with '-'). Throws
+// std::runtime_error when the kernel gives no randomness.
+std::string generate_token();
+
 struct TokenEntry {
   Sha256Digest digest{};
   Role role = Role::viewer;

@@ -112,31 +112,45 @@ std::vector<std::int64_t> osu_message_sizes(Collective collective, std::int64_t 
   return out;
 }
 
+const std::set<std::string>& campaign_spec_fields(CampaignSpecPart part) {
+  static const std::set<std::string> spec = {"name",
+                                             "backend",
+                                             "contexts",
+                                             "sizes",
+                                             "strategy",
+                                             "budget",
+                                             "repeats",
+                                             "seed",
+                                             "stop",
+                                             "iterations",
+                                             "warmup",
+                                             "batch_size",
+                                             "final_candidates",
+                                             "final_repeats",
+                                             "final_method",
+                                             "min_gain",
+                                             "final_max_runs",
+                                             "run_timeout_s",
+                                             "rules_format",
+                                             "verify",
+                                             "warm_start_from"};
+  static const std::set<std::string> context = {"collective", "comm_size", "nodes", "ppn"};
+  static const std::set<std::string> stop = {"max_evaluations", "max_benchmark_seconds",
+                                             "thesis_rule"};
+  switch (part) {
+    case CampaignSpecPart::context:
+      return context;
+    case CampaignSpecPart::stop:
+      return stop;
+    case CampaignSpecPart::spec:
+      break;
+  }
+  return spec;
+}
+
 CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (!j.is_object()) throw std::invalid_argument("campaign spec must be a JSON object");
-  reject_unknown(j,
-                 {"name",
-                  "backend",
-                  "contexts",
-                  "sizes",
-                  "strategy",
-                  "budget",
-                  "repeats",
-                  "seed",
-                  "stop",
-                  "iterations",
-                  "warmup",
-                  "batch_size",
-                  "final_candidates",
-                  "final_repeats",
-                  "final_method",
-                  "min_gain",
-                  "final_max_runs",
-                  "run_timeout_s",
-                  "rules_format",
-                  "verify",
-                  "warm_start_from"},
-                 "");
+  reject_unknown(j, campaign_spec_fields(CampaignSpecPart::spec), "");
   CampaignSpec spec;
   for (const char* required : {"backend", "contexts", "sizes"})
     if (!j.contains(required)) bad(required, "required");
@@ -154,7 +168,7 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     const auto& c = contexts[i];
     const std::string where = "contexts[" + std::to_string(i) + "].";
     if (!c.is_object()) bad("contexts[" + std::to_string(i) + "]", "must be an object");
-    reject_unknown(c, {"collective", "comm_size", "nodes", "ppn"}, where);
+    reject_unknown(c, campaign_spec_fields(CampaignSpecPart::context), where);
     if (!c.contains("collective")) bad(where + "collective", "required");
     ContextSpec ctx;
     auto coll_name = get_string(c.at("collective"), where + "collective", 32);
@@ -222,7 +236,7 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (j.contains("stop")) {
     const auto& s = j.at("stop");
     if (!s.is_object()) bad("stop", "must be an object");
-    reject_unknown(s, {"max_evaluations", "max_benchmark_seconds", "thesis_rule"}, "stop.");
+    reject_unknown(s, campaign_spec_fields(CampaignSpecPart::stop), "stop.");
     if (s.contains("max_evaluations"))
       spec.stop.max_evaluations =
           get_number<int>(s.at("max_evaluations"), "stop.max_evaluations", 0, 100000);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,12 @@ struct CampaignSpec {
 
 // Parses and validates; throws std::invalid_argument with a message naming the field.
 CampaignSpec parse_campaign_spec(const nlohmann::json& j);
+
+// The fields parse_campaign_spec accepts: of the spec object, of each contexts[] entry, of
+// "stop". Any other field is refused. The OpenAPI schema CampaignSpec lists the same ones
+// (tests/server/http_openapi_test.cpp).
+enum class CampaignSpecPart { spec, context, stop };
+const std::set<std::string>& campaign_spec_fields(CampaignSpecPart part);
 nlohmann::json to_json(const CampaignSpec& spec);
 
 // "4:1048576", "4K:1M" (K, M, G binary suffixes), "1024" (single size).

@@ -63,7 +63,10 @@ void Daemon::start() {
   server_->set_keep_alive_max_count(10000);  // announced in Keep-Alive; the gate bounds idling
   server_->set_keep_alive_timeout(config_.http_idle_timeout);
   router_->install(*server_);
-  if (!config_.web_root.empty()) serve_web_root(*server_, config_.web_root);
+  if (!config_.web_root.empty())
+    serve_web_root(*server_, config_.web_root);
+  else
+    serve_dashboard_missing_page(*server_);
   HttpGateOptions gate;
   gate.workers = config_.http_threads;
   gate.header_timeout = std::chrono::seconds(config_.http_header_timeout);
@@ -81,7 +84,7 @@ void Daemon::start() {
   if (config_.tokens.empty() && !config_.anonymous_read)
     spdlog::warn(
         "no tokens configured and anonymous_read is off: every API call except health "
-        "will be refused");
+        "will be refused (`colltune token new` prints one and its config entry)");
   if (!config_.tls() && config_.listen_host != "127.0.0.1" && config_.listen_host != "::1" &&
       config_.listen_host != "localhost")
     spdlog::warn("listening on {} without TLS: bearer tokens travel in clear text",

@@ -128,4 +128,31 @@ void serve_web_root(httplib::Server& server, const std::filesystem::path& dir) {
   });
 }
 
+const char* const kDashboardMissingPage =
+    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    "<title>colltune: no dashboard</title></head><body>\n"
+    "<h1>colltune is running; its dashboard is not installed</h1>\n"
+    "<p>The REST API answers under <a href=\"/api/v1/health\">/api/v1</a> (described at "
+    "<a href=\"/api/openapi.json\">/api/openapi.json</a>).</p>\n"
+    "<p>To get the dashboard: build it from the source tree with <code>web/build.sh</code> "
+    "(Node.js and npm: <code>scripts/install-deps web</code>; <code>make</code> does it when "
+    "they are present), or install colltune with it (<code>make install</code>, the .deb), then "
+    "restart the daemon. A config may also point <code>web_root</code> at a built dashboard "
+    "folder.</p>\n</body></html>\n";
+
+void serve_dashboard_missing_page(httplib::Server& server) {
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if ((req.method != "GET" && req.method != "HEAD") ||
+        (req.path != "/" && req.path != "/index.html"))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_content(kDashboardMissingPage, "text/html; charset=utf-8");
+    res.status = 200;
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("Content-Security-Policy", kWebContentSecurityPolicy);
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Referrer-Policy", "no-referrer");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+}
+
 }  // namespace colltune

@@ -45,6 +45,12 @@ std::filesystem::path web_file_for(const std::filesystem::path& root_real,
 // first either way). Calls check_web_root first.
 void serve_web_root(httplib::Server& server, const std::filesystem::path& dir);
 
+// Without a dashboard: GET/HEAD of "/" and "/index.html" answer a short HTML page saying how
+// to build or install it (instead of the API's JSON "no route /"); every other path goes on to
+// the API router.
+void serve_dashboard_missing_page(httplib::Server& server);
+extern const char* const kDashboardMissingPage;
+
 // The headers serve_web_root adds to a file answer for `request_path` (exposed for tests).
 std::string web_cache_control(const std::string& request_path);
 extern const char* const kWebContentSecurityPolicy;

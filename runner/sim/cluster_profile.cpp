@@ -7,9 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#ifndef COLLTUNE_SIM_PROFILE_DIR
-#define COLLTUNE_SIM_PROFILE_DIR "runner/sim/profiles"
-#endif
+#include "core/install_layout.h"
 
 namespace colltune::sim {
 
@@ -214,7 +212,7 @@ Placement ClusterProfile::placement(int comm_size, int used_nodes, int ppn) cons
   return p;
 }
 
-std::filesystem::path builtin_profile_dir() { return COLLTUNE_SIM_PROFILE_DIR; }
+std::filesystem::path builtin_profile_dir() { return install_layout::sim_profile_dir(); }
 
 namespace {
 

@@ -95,7 +95,8 @@ struct ClusterProfile {
   Placement placement(int comm_size, int nodes, int ppn) const;
 };
 
-// Folder of the profiles shipped with colltune (compiled in: <source>/runner/sim/profiles).
+// Folder of the profiles shipped with colltune: install_layout::sim_profile_dir() (installed:
+// <datadir>/colltune/sim-profiles; build tree: a link to runner/sim/profiles).
 std::filesystem::path builtin_profile_dir();
 
 // Loads a profile from a path (anything naming an existing file, or ending in .json) or by name,

@@ -4,8 +4,10 @@
 
 #include <set>
 
+#include "server/campaign_spec.h"
 #include "server/openapi.h"
 #include "tests/server/daemon_test_support.h"
+#include "tests/server/raw_http.h"
 
 namespace colltune::testing {
 namespace {
@@ -72,6 +74,63 @@ TEST(HttpOpenApi, ServedDocumentIsTheEmbeddedOne) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(json::parse(res->body), document());
+}
+
+std::set<std::string> property_names(const json& schema) {
+  std::set<std::string> names;
+  for (const auto& [name, property] : schema.at("properties").items()) names.insert(name);
+  return names;
+}
+
+// Every field parse_campaign_spec accepts is in the CampaignSpec schema with a description, and
+// the schema lists no field the parser would refuse (spec, contexts[] entries, stop).
+TEST(HttpOpenApi, CampaignSpecSchemaHasExactlyTheParsersFields) {
+  const auto& spec = document().at("components").at("schemas").at("CampaignSpec");
+  const auto& context = spec.at("properties").at("contexts").at("items");
+  const auto& stop = spec.at("properties").at("stop");
+  const std::pair<const json*, CampaignSpecPart> parts[] = {{&spec, CampaignSpecPart::spec},
+                                                            {&context, CampaignSpecPart::context},
+                                                            {&stop, CampaignSpecPart::stop}};
+  for (const auto& [schema, part] : parts) {
+    EXPECT_EQ(property_names(*schema), campaign_spec_fields(part));
+    EXPECT_FALSE(schema->value("additionalProperties", true));
+    for (const auto& [name, property] : schema->at("properties").items())
+      EXPECT_FALSE(property.value("description", std::string()).empty())
+          << "CampaignSpec field " << name << " has no description";
+  }
+}
+
+int raw_status(const std::string& answer) {
+  return answer.rfind("HTTP/1.1 ", 0) == 0 ? std::stoi(answer.substr(9, 3)) : 0;
+}
+
+// A POST whose body is optional (the document gives it no required requestBody) is accepted
+// with no body and no Content-Type, framed either way (no Content-Length, Content-Length: 0):
+// the answer is about the resource (404 unknown id, 409 nothing to roll back, 200 ...), never
+// 411, 415 or a complaint about the body.
+TEST(HttpOpenApi, PostsWithAnOptionalBodyAcceptAnEmptyRequestWithoutContentType) {
+  InProcessDaemon d;
+  int checked = 0;
+  for (const auto& [path, item] : document().at("paths").items()) {
+    if (!item.contains("post")) continue;
+    const auto& op = item.at("post");
+    if (op.contains("requestBody") && op.at("requestBody").value("required", false)) continue;
+    std::string target = path;
+    for (auto open = target.find('{'); open != std::string::npos; open = target.find('{'))
+      target.replace(open, target.find('}', open) - open + 1, "999");
+    for (const std::string framing : {"", "Content-Length: 0\r\n"}) {
+      const std::string answer = raw_exchange(
+          d.daemon().port(), "POST " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                 std::string(kAdminToken) + "\r\n" + framing + "\r\n");
+      const int status = raw_status(answer);
+      EXPECT_NE(status, 0) << "no answer to POST " << target;
+      EXPECT_NE(status, 411) << target << ": " << answer;
+      EXPECT_NE(status, 415) << target << ": " << answer;
+      EXPECT_EQ(answer.find("body"), std::string::npos) << target << ": " << answer;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2 * 6) << "fewer optional-body POST routes than the daemon has";
 }
 
 }  // namespace

@@ -43,9 +43,13 @@ class WebRootTest : public ::testing::Test {
     std::ofstream(path, std::ios::binary) << text;
   }
 
-  // Serves root_/dist, with a catch-all standing in for the API router.
-  httplib::Client start() {
-    serve_web_root(server_, root_ / "dist");
+  // Serves root_/dist (or, without_dashboard, the page saying how to get one), with a
+  // catch-all standing in for the API router.
+  httplib::Client start(bool without_dashboard = false) {
+    if (without_dashboard)
+      serve_dashboard_missing_page(server_);
+    else
+      serve_web_root(server_, root_ / "dist");
     server_.Get(".*", [](const httplib::Request& req, httplib::Response& res) {
       res.status = 404;
       res.set_content("{\"error\":{\"code\":\"not_found\",\"message\":\"no route " + req.path + "\"}}",
@@ -95,6 +99,28 @@ TEST_F(WebRootTest, PathsNamingNoFileReachTheApiHandlers) {
     EXPECT_NE(res->body.find("no route"), std::string::npos) << path;
     EXPECT_EQ(res->get_header_value("Content-Security-Policy"), "") << path;
   }
+}
+
+// No dashboard installed: / says how to get it (not the API's "no route /"); the API's paths
+// still reach the router.
+TEST_F(WebRootTest, WithoutADashboardSlashSaysHowToGetIt) {
+  auto client = start(/*without_dashboard=*/true);
+  for (const char* path : {"/", "/index.html"}) {
+    auto res = client.Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 200) << path;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "text/html; charset=utf-8");
+    EXPECT_NE(res->body.find("web/build.sh"), std::string::npos) << res->body;
+    EXPECT_NE(res->body.find("/api/v1/health"), std::string::npos) << res->body;
+    EXPECT_EQ(res->get_header_value("Content-Security-Policy"), kWebContentSecurityPolicy);
+  }
+  auto api = client.Get("/api/v1/campaigns");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 404);
+  EXPECT_NE(api->body.find("no route"), std::string::npos);
+  auto post = client.Post("/", "", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->body.find("web/build.sh"), std::string::npos) << "POST / got the page";
 }
 
 TEST_F(WebRootTest, NothingOutsideTheFolderIsServed) {
