@@ -206,16 +206,56 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                        {"ppn", c.ppn > 0 ? c.ppn : c.comm_size / std::max(1, c.nodes)}});
   }
   const int max_comm_size = group.back().comm_size;
+  // The final phase's runs are evaluations too: the model predicts from everything measured.
+  // And what the final phase decided at each measured size (its paired test is stricter than
+  // the search's medians): a prediction needs a proven gain next to it (below).
+  auto stored = store_.contexts(campaign.id);
+  std::map<int, std::map<std::int64_t, TuningConfig>> final_pick;
+  for (const auto& c : stored) {
+    if (c.collective != collective) continue;
+    for (const auto& run : store_.runs_of_context(c.id, "final"))
+      strategy->observe(c.comm_size, evaluation_of(run));
+    if (c.result.is_object())
+      for (const auto& pick : c.result.value("picks", nlohmann::json::array()))
+        final_pick[c.comm_size][pick.at("msg_size").get<std::int64_t>()] =
+            pick.at("best").get<TuningConfig>();
+  }
   nlohmann::json predicted = nlohmann::json::array();
   for (const auto& choice : strategy->recommend(cluster_prediction_sizes(measured, max_comm_size),
-                                                spec.cluster.min_confidence))
-    predicted.push_back({{"comm_size", choice.comm_size},
-                         {"msg_size", choice.msg_size},
-                         {"best", choice.config},
-                         {"confidence", choice.confidence},
-                         {"latency_us", number_or_null(choice.latency_us)},
-                         {"default_us", number_or_null(choice.default_us)}});
-  auto stored = store_.contexts(campaign.id);
+                                                spec.cluster.min_confidence)) {
+    // A tuned prediction stands only when the final phase proved a gain (a non-default pick) at
+    // this message size at the nearest measured size below or above; else the default wins.
+    TuningConfig best = choice.config;
+    std::string note;
+    if (!best.is_default()) {
+      bool backed = false;
+      auto above = final_pick.upper_bound(choice.comm_size);
+      if (above != final_pick.end()) {
+        auto it = above->second.find(choice.msg_size);
+        backed |= it != above->second.end() && !it->second.is_default();
+      }
+      if (above != final_pick.begin()) {
+        auto below = std::prev(above);
+        auto it = below->second.find(choice.msg_size);
+        backed |= it != below->second.end() && !it->second.is_default();
+      }
+      if (!backed) {
+        best = TuningConfig::default_decision();
+        note = "no proven gain at the nearest measured sizes";
+      }
+    }
+    nlohmann::json entry = {{"comm_size", choice.comm_size},
+                            {"msg_size", choice.msg_size},
+                            {"best", best},
+                            {"confidence", choice.confidence},
+                            {"latency_us", number_or_null(choice.latency_us)},
+                            {"default_us", number_or_null(choice.default_us)}};
+    if (!note.empty()) {
+      entry["model_choice"] = choice.config;
+      entry["note"] = note;
+    }
+    predicted.push_back(std::move(entry));
+  }
   auto lead_now = std::find_if(stored.begin(), stored.end(),
                                [&](const ContextRecord& c) { return c.id == lead->id; });
   nlohmann::json result = lead_now->result.is_object() ? lead_now->result : nlohmann::json::object();
