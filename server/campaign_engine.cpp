@@ -502,6 +502,7 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
                               {"search_default_us", p.at("default_us")},
                               {"search_best_us", p.at("best_us")},
                               {"final_method", p.value("method", std::string("median"))},
+                              {"source", "measured"},
                               {"reverted", p.value("reverted", nlohmann::json())}};
       if (p.contains("candidate")) entry["candidate"] = p.at("candidate");
       nlohmann::json default_us = p.at("default_us");
@@ -588,6 +589,9 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
              {"reason", v.verification.value("reason", std::string())},
              {"reverted", reverted}};
   }
+  // Whole-cluster campaigns: the predicted cells (source "predicted", the model's confidence)
+  // beside the measured ones, and per collective what the search did.
+  const nlohmann::json cluster = cluster_report(store.contexts(campaign_id), table);
   return {{"campaign",
            {{"id", campaign->id},
             {"name", campaign->name},
@@ -596,6 +600,8 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
             {"error", campaign->error}}},
           {"contexts", contexts},
           {"results", results},
+          {"cluster", cluster.is_null() ? cluster : cluster.at("collectives")},
+          {"predicted", cluster.is_null() ? nlohmann::json::array() : cluster.at("predicted")},
           {"rules", rules},
           {"cost",
            {{"jobs", jobs.size()},

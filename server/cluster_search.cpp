@@ -80,6 +80,54 @@ std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int 
   return result;
 }
 
+nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
+                              const AlgorithmTable& table) {
+  nlohmann::json collectives = nlohmann::json::array();
+  nlohmann::json predicted = nlohmann::json::array();
+  for (const auto& group : cluster_groups(contexts)) {
+    const ContextRecord* lead = &group.front();
+    for (const auto& c : group)
+      if (c.id < lead->id) lead = &c;
+    if (!lead->result.is_object() || !lead->result.contains("cluster")) continue;
+    const auto& cluster = lead->result.at("cluster");
+    const std::string coll(name(lead->collective));
+    nlohmann::json summary = cluster;
+    summary.erase("predicted");
+    summary["collective"] = coll;
+    summary["above"] = "default";
+    collectives.push_back(summary);
+    for (const auto& p : cluster.at("predicted")) {
+      const int comm_size = p.at("comm_size").get<int>();
+      int nearest = group.front().comm_size;
+      for (const auto& c : group)
+        if (std::abs(std::log2(double(c.comm_size) / comm_size)) <
+            std::abs(std::log2(double(nearest) / comm_size)))
+          nearest = c.comm_size;
+      const auto best = p.at("best").get<TuningConfig>();
+      nlohmann::json entry = {{"collective", coll},
+                              {"comm_size", comm_size},
+                              {"msg_size", p.at("msg_size")},
+                              {"source", "predicted"},
+                              {"best", best},
+                              {"best_name", table.algorithm_name(lead->collective, best.algorithm)},
+                              {"confidence", p.at("confidence")},
+                              {"default_us", p.at("default_us")},
+                              {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
+                              {"layout_from", nearest},
+                              {"note", p.value("note", std::string())}};
+      const auto& d = entry["default_us"];
+      const auto& b = entry["best_us"];
+      entry["speedup"] = best.is_default() ? nlohmann::json(1.0)
+                         : d.is_number() && b.is_number() && b.get<double>() > 0
+                             ? nlohmann::json(d.get<double>() / b.get<double>())
+                             : nlohmann::json(nullptr);
+      predicted.push_back(std::move(entry));
+    }
+  }
+  if (collectives.empty()) return nullptr;
+  return {{"collectives", collectives}, {"predicted", predicted}};
+}
+
 EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                                 const CampaignSpec& spec,
                                                 const std::vector<ContextRecord>& group,

@@ -18,6 +18,7 @@
 
 #include <vector>
 
+#include "core/algorithm_table.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -31,5 +32,15 @@ std::vector<std::vector<ContextRecord>> cluster_groups(const std::vector<Context
 // (each predicted block then covers up to the next one: a file of a few dozen blocks per
 // collective instead of thousands).
 std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int max_comm_size);
+
+// The whole-cluster part of a campaign's JSON report (campaign_report): null when no context
+// carries predictions, else
+//   {"collectives": [{collective, strategy, stop_reason, min_confidence, measured, max_comm_size,
+//                     layouts, above: "default"}],
+//    "predicted": [{collective, comm_size, msg_size, source: "predicted", best, best_name,
+//                   confidence, best_us (model estimate), default_us, speedup (estimate),
+//                   layout_from (the measured size whose layout the block inherits), note}]}
+nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
+                              const AlgorithmTable& table);
 
 }  // namespace colltune

@@ -120,6 +120,12 @@ export interface ReportResult {
   reverted?: { reason: string } | null;
   noise: number;
   default_within_noise: boolean;
+  // Whole-cluster campaigns: "predicted" cells were not run at that communicator size; their
+  // confidence is the model's probability that the choice beats the default.
+  source?: 'measured' | 'predicted';
+  confidence?: number | null;
+  layout_from?: number;
+  note?: string;
 }
 
 export interface ReportContext {
@@ -137,6 +143,8 @@ export interface Report {
   campaign: { id: number; name: string; state: string; spec: CampaignSpec; error: string };
   contexts: ReportContext[];
   results: ReportResult[];
+  // Whole-cluster campaigns: the predicted cells (absent or empty otherwise).
+  predicted?: ReportResult[];
   cost: { jobs: number; runs: number; benchmark_seconds: number };
 }
 

@@ -203,7 +203,7 @@ export function campaignPage(id: number): Page {
         ),
       ),
     );
-    replaceContent(mapBox, resultMap(results), h('details', { class: 'table-details' }, h('summary', null, `Table of the ${results.length} results`), h('div', { class: 'table-wrap' }, table)));
+    replaceContent(mapBox, resultMap(results, data.report.predicted ?? []), h('details', { class: 'table-details' }, h('summary', null, `Table of the ${results.length} results`), h('div', { class: 'table-wrap' }, table)));
     const charts = speedupCharts(results);
     frames.push(...charts);
     replaceContent(speedupBox, charts.length ? charts.map((f) => f.figure) : h('p', { class: 'empty' }, 'The default was not measured.'));
