@@ -36,6 +36,7 @@ struct TuneArgs {
   std::string layout;
   std::string cluster_strategy = "nearest";
   double min_confidence = 0.8;
+  int predict_up_to = 0;
   std::string sizes = "4:1048576";
   std::string strategy = "random";
   int budget = 0;
@@ -202,7 +203,8 @@ int run_tune(const TuneArgs& args) {
     // Several communicator sizes: one whole-cluster campaign (docs/whole-cluster.md).
     if (layouts.size() > 1)
       spec_json["cluster"] = {{"strategy", args.cluster_strategy},
-                              {"min_confidence", args.min_confidence}};
+                              {"min_confidence", args.min_confidence},
+                              {"predict_up_to", args.predict_up_to}};
     const CampaignSpec spec = parse_campaign_spec(spec_json);
     const auto names = strategy_names();
     if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
@@ -348,6 +350,10 @@ void add_tune_command(CLI::App& app) {
                   "Whole-cluster: a predicted size keeps a choice only at this confidence")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 1.0));
+  cmd->add_option("--predict-up-to", args->predict_up_to,
+                  "Whole-cluster: the rules file predicts sizes up to N ranks (default: the "
+                  "largest --np); Open MPI's default above")
+      ->check(CLI::Range(0, 10000000));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
   cmd->add_option("--strategy", args->strategy,

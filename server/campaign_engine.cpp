@@ -43,6 +43,16 @@ void CampaignEngine::check_admissible(Store& store, Backend& backend, const Camp
                                   "]: " + std::string(name(context.collective)) +
                                   " P=" + std::to_string(context.comm_size) + ": " + reason);
   }
+  // Whole-cluster: the tracer verifies predicted sizes up to predict_up_to on this backend.
+  if (spec.cluster.enabled && spec.cluster.predict_up_to > 0) {
+    ContextSpec top = spec.contexts.front();
+    top.comm_size = spec.cluster.predict_up_to;
+    top.ppn = 0;
+    const std::string reason = backend.admit(context_request(top, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("cluster.predict_up_to: P=" + std::to_string(top.comm_size) +
+                                  " (verified with the tracer): " + reason);
+  }
   if (spec.warm_start_from > 0 && !store.campaign(spec.warm_start_from))
     throw std::invalid_argument("warm_start_from: no campaign " +
                                 std::to_string(spec.warm_start_from));

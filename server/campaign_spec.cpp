@@ -238,8 +238,9 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (j.contains("cluster") && !j.at("cluster").is_null()) {
     const auto& c = j.at("cluster");
     if (!c.is_object()) bad("cluster", "must be an object");
-    reject_unknown(c, {"strategy", "min_confidence", "budget", "budget_node_seconds", "settings"},
-                   "cluster.");
+    reject_unknown(
+        c, {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to", "settings"},
+        "cluster.");
     spec.cluster.enabled = true;
     if (c.contains("strategy"))
       spec.cluster.strategy = get_string(c.at("strategy"), "cluster.strategy", 32);
@@ -251,6 +252,13 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     if (c.contains("budget_node_seconds"))
       spec.cluster.budget_node_seconds =
           get_number<double>(c.at("budget_node_seconds"), "cluster.budget_node_seconds", 0, 1e12);
+    if (c.contains("predict_up_to")) {
+      spec.cluster.predict_up_to =
+          get_number<int>(c.at("predict_up_to"), "cluster.predict_up_to", 0, 10000000);
+      for (const auto& ctx : spec.contexts)
+        if (spec.cluster.predict_up_to > 0 && ctx.comm_size > spec.cluster.predict_up_to)
+          bad("cluster.predict_up_to", "below the campaign's size " + std::to_string(ctx.comm_size));
+    }
     if (c.contains("settings")) {
       if (!c.at("settings").is_object()) bad("cluster.settings", "must be an object");
       spec.cluster.settings = c.at("settings");
@@ -309,6 +317,7 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                     {"min_confidence", spec.cluster.min_confidence},
                     {"budget", spec.cluster.budget},
                     {"budget_node_seconds", spec.cluster.budget_node_seconds},
+                    {"predict_up_to", spec.cluster.predict_up_to},
                     {"settings", spec.cluster.settings}};
   return j;
 }

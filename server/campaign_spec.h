@@ -3,7 +3,8 @@
 //
 //   {"name", "backend", "contexts": [{"collective", "comm_size", "nodes", "ppn"}],
 //    "sizes": "MIN:MAX", "strategy", "budget", "repeats", "seed", "stop", ...,
-//    "cluster": {"strategy", "min_confidence", "budget", "budget_node_seconds", "settings"}}
+//    "cluster": {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
+//                "settings"}}
 //
 // Only backend, contexts and sizes are required. Unknown fields are rejected.
 #pragma once
@@ -45,6 +46,9 @@ struct ClusterSpec {
   double min_confidence = 0.8;
   int budget = 0;                  // runs over all sizes of a collective; 0 = strategy default
   double budget_node_seconds = 0;  // 0 = no limit
+  // The file predicts sizes up to here (above it: Open MPI's default); 0 = the largest size run.
+  // E.g. run 2-6 ranks, write a file for 2-8.
+  int predict_up_to = 0;
   nlohmann::json settings = nlohmann::json::object();  // the strategy's own settings
 
   bool operator==(const ClusterSpec&) const = default;

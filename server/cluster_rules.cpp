@@ -103,7 +103,7 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
                               : group.front().result.at("picks")[0].at("msg_size").get<std::int64_t>(),
                           TuningConfig::default_decision()});
     out.comments.push_back(cname + " above " + std::to_string(max_comm_size) +
-                           " ranks (the largest size of the campaign): Open MPI's default");
+                           " ranks (the end of the campaign's range): Open MPI's default");
   }
   return out;
 }

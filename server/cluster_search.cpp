@@ -253,7 +253,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                        {"nodes", c.nodes},
                        {"ppn", c.ppn > 0 ? c.ppn : c.comm_size / std::max(1, c.nodes)}});
   }
-  const int max_comm_size = group.back().comm_size;
+  const int max_comm_size = std::max(group.back().comm_size, spec.cluster.predict_up_to);
   // The final phase's runs are evaluations too: the model predicts from everything measured.
   // And what the final phase decided at each measured size (its paired test is stricter than
   // the search's medians): a prediction needs a proven gain next to it (below).

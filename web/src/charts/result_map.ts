@@ -1,6 +1,6 @@
 // The result map: message size × communicator size, one panel per collective, each cell
 // coloured by the chosen algorithm; segment size, fan-out and latencies in its tooltip.
-// Whole-cluster campaigns add predicted cells (sizes not run): drawn hatched with a dashed
+// Whole-cluster campaigns add predicted cells (sizes not run): drawn faded with a dashed
 // outline and marked "predicted" with the model's confidence, apart from the measured ones.
 import type { ReportResult } from '../api';
 import { h, svg } from '../dom';
