@@ -276,7 +276,8 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
                   "communicator size)");
   }
   if (spec.name.empty()) {
-    spec.name = spec.strategy + " on " + spec.backend;
+    spec.name = (spec.cluster.enabled ? spec.cluster.strategy + " (whole cluster)" : spec.strategy) +
+                " on " + spec.backend;
   }
   return spec;
 }

@@ -215,7 +215,8 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
                            "tuned on " + info.backend + " backend, host " + info.host};
     if (spec.cluster.enabled) {
       write.comment_lines.push_back(
-          "Whole-cluster rules: every communicator size from 2 ranks to the largest one tuned; "
+          "Whole-cluster rules: every communicator size from 2 ranks to the end of the campaign's "
+          "range; "
           "a PREDICTED block was not run at that size (this file has no node dimension: each "
           "block names the layout it was tuned for)");
       for (const auto& line : cluster.comments) write.comment_lines.push_back(line);
