@@ -16,9 +16,9 @@
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/comm_sizes.h"
 #include "server/database_owner.h"
 #include "server/retune.h"
-#include "server/comm_sizes.h"
 #include "server/rules_stage.h"
 #include "server/store.h"
 

@@ -82,9 +82,7 @@ double NearestClusterStrategy::node_seconds() const {
 std::optional<TuningConfig> NearestClusterStrategy::next_config(const ClusterSize& size) {
   const SearchSpace& s = space(size.comm_size);
   const auto& taken = suggested_[size.comm_size];
-  auto fresh = [&](const TuningConfig& c) {
-    return s.contains(c) && !taken.count(s.canonical(c));
-  };
+  auto fresh = [&](const TuningConfig& c) { return s.contains(c) && !taken.count(s.canonical(c)); };
   if (fresh(TuningConfig::default_decision())) return TuningConfig::default_decision();
   // What won at the other sizes, nearest first.
   std::vector<int> others;
@@ -134,8 +132,8 @@ std::vector<ClusterSuggestion> NearestClusterStrategy::suggest(int max_count) {
 
 void NearestClusterStrategy::observe(int comm_size, const Evaluation& evaluation) {
   const SearchSpace& s = space(comm_size);
-  const TuningConfig config = s.contains(evaluation.config) ? s.canonical(evaluation.config)
-                                                            : evaluation.config;
+  const TuningConfig config =
+      s.contains(evaluation.config) ? s.canonical(evaluation.config) : evaluation.config;
   suggested_[comm_size].insert(config);
   ++evaluations_[comm_size];
   if (evaluation.failed) failed_[comm_size].insert(config);
@@ -211,8 +209,9 @@ std::optional<NearestClusterStrategy::SizePick> NearestClusterStrategy::measured
     }
     return pick;
   }
-  const double sigma = relative_noise(comm_size) *
-                       std::sqrt(1.0 / double(best_n) + 1.0 / double(std::max<std::size_t>(default_n, 1)));
+  const double sigma =
+      relative_noise(comm_size) *
+      std::sqrt(1.0 / double(best_n) + 1.0 / double(std::max<std::size_t>(default_n, 1)));
   pick.win_probability = normal_cdf(std::log(pick.default_us / best) / sigma);
   return pick;
 }
@@ -285,8 +284,8 @@ std::vector<ClusterChoice> NearestClusterStrategy::recommend(const std::vector<i
         // Estimates interpolated in log2 P when both neighbours measured them.
         const double w = d_lo / (d_lo + d_hi);
         if (std::isfinite(lo->default_us) && std::isfinite(hi->default_us))
-          choice.default_us = std::exp((1 - w) * std::log(lo->default_us) +
-                                       w * std::log(hi->default_us));
+          choice.default_us =
+              std::exp((1 - w) * std::log(lo->default_us) + w * std::log(hi->default_us));
       } else if (lo || hi) {
         const SizePick& near = lo ? *lo : *hi;
         config = near.config;

@@ -47,7 +47,7 @@ class NearestClusterStrategy : public ClusterStrategy {
  private:
   // What one measured size tells at one message size.
   struct SizePick {
-    TuningConfig config;   // lowest median (the default when nothing beats it)
+    TuningConfig config;  // lowest median (the default when nothing beats it)
     double best_us = 0;
     double default_us = 0;  // NaN when the default was not measured
     double win_probability = 0;

@@ -11,7 +11,8 @@ std::unique_ptr<ClusterStrategy> make_cluster_strategy(const std::string& name,
                                                        Collective collective,
                                                        const AlgorithmTable& table,
                                                        const ClusterStrategyOptions& options) {
-  if (name == "nearest") return std::make_unique<NearestClusterStrategy>(collective, table, options);
+  if (name == "nearest")
+    return std::make_unique<NearestClusterStrategy>(collective, table, options);
   throw std::invalid_argument("unknown cluster strategy '" + name + "' (known: nearest)");
 }
 

@@ -238,9 +238,10 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
   if (j.contains("cluster") && !j.at("cluster").is_null()) {
     const auto& c = j.at("cluster");
     if (!c.is_object()) bad("cluster", "must be an object");
-    reject_unknown(
-        c, {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to", "settings"},
-        "cluster.");
+    reject_unknown(c,
+                   {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
+                    "settings"},
+                   "cluster.");
     spec.cluster.enabled = true;
     if (c.contains("strategy"))
       spec.cluster.strategy = get_string(c.at("strategy"), "cluster.strategy", 32);
@@ -257,7 +258,8 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
           get_number<int>(c.at("predict_up_to"), "cluster.predict_up_to", 0, 10000000);
       for (const auto& ctx : spec.contexts)
         if (spec.cluster.predict_up_to > 0 && ctx.comm_size > spec.cluster.predict_up_to)
-          bad("cluster.predict_up_to", "below the campaign's size " + std::to_string(ctx.comm_size));
+          bad("cluster.predict_up_to",
+              "below the campaign's size " + std::to_string(ctx.comm_size));
     }
     if (c.contains("settings")) {
       if (!c.at("settings").is_object()) bad("cluster.settings", "must be an object");
@@ -270,14 +272,15 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
         if (spec.contexts[k].collective == spec.contexts[i].collective &&
             spec.contexts[k].comm_size == spec.contexts[i].comm_size)
           bad("contexts[" + std::to_string(i) + "]",
-              std::string(name(spec.contexts[i].collective)) + " P=" +
-                  std::to_string(spec.contexts[i].comm_size) +
+              std::string(name(spec.contexts[i].collective)) +
+                  " P=" + std::to_string(spec.contexts[i].comm_size) +
                   " is given twice (the rules file has no node dimension: pick one layout per "
                   "communicator size)");
   }
   if (spec.name.empty()) {
-    spec.name = (spec.cluster.enabled ? spec.cluster.strategy + " (whole cluster)" : spec.strategy) +
-                " on " + spec.backend;
+    spec.name =
+        (spec.cluster.enabled ? spec.cluster.strategy + " (whole cluster)" : spec.strategy) +
+        " on " + spec.backend;
   }
   return spec;
 }

@@ -52,13 +52,14 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
         ++sizes;
         tuned += best.is_default() ? 0 : 1;
       }
-      lines[c.comm_size] = (cname + " P=" + std::to_string(c.comm_size) + ": measured on " +
-                             layout_text(c) + ", " + std::to_string(tuned) + " of " +
-                             std::to_string(sizes) + " message sizes tuned");
+      lines[c.comm_size] =
+          (cname + " P=" + std::to_string(c.comm_size) + ": measured on " + layout_text(c) + ", " +
+           std::to_string(tuned) + " of " + std::to_string(sizes) + " message sizes tuned");
     }
     // Predicted blocks.
     std::map<int, std::vector<const nlohmann::json*>> predicted;
-    for (const auto& p : cluster.at("predicted")) predicted[p.at("comm_size").get<int>()].push_back(&p);
+    for (const auto& p : cluster.at("predicted"))
+      predicted[p.at("comm_size").get<int>()].push_back(&p);
     bool probed_tuned = false, probed_default = false;
     for (const auto& [p, choices] : predicted) {
       int tuned = 0;
@@ -75,14 +76,13 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
       const ContextRecord& near = nearest_measured(group, p);
       char conf_text[96] = "";
       if (tuned > 0) std::snprintf(conf_text, sizeof conf_text, " (confidence %.2f-%.2f)", lo, hi);
-      lines[p] = (cname + " P=" + std::to_string(p) + ": PREDICTED by " +
-                             cluster.value("strategy", std::string("the model")) + ", " +
-                             std::to_string(tuned) + " of " + std::to_string(choices.size()) +
-                             " message sizes tuned" + conf_text +
-                             ", the rest default (confidence below " +
-                             std::to_string(min_confidence).substr(0, 4) +
-                             " or no proven gain next to it); layout of P=" +
-                             std::to_string(near.comm_size) + " (" + layout_text(near) + ")");
+      lines[p] =
+          (cname + " P=" + std::to_string(p) + ": PREDICTED by " +
+           cluster.value("strategy", std::string("the model")) + ", " + std::to_string(tuned) +
+           " of " + std::to_string(choices.size()) + " message sizes tuned" + conf_text +
+           ", the rest default (confidence below " + std::to_string(min_confidence).substr(0, 4) +
+           " or no proven gain next to it); layout of P=" + std::to_string(near.comm_size) + " (" +
+           layout_text(near) + ")");
       if ((tuned > 0 && !probed_tuned) || (tuned == 0 && !probed_default)) {
         ContextRecord probe = near;
         probe.id = lead->id;
@@ -97,11 +97,12 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
     }
     for (const auto& [p, line] : lines) out.comments.push_back(line);
     // Above the largest size: the default.
-    out.points.push_back({coll, max_comm_size + 1,
-                          group.front().result.at("picks").empty()
-                              ? 0
-                              : group.front().result.at("picks")[0].at("msg_size").get<std::int64_t>(),
-                          TuningConfig::default_decision()});
+    out.points.push_back(
+        {coll, max_comm_size + 1,
+         group.front().result.at("picks").empty()
+             ? 0
+             : group.front().result.at("picks")[0].at("msg_size").get<std::int64_t>(),
+         TuningConfig::default_decision()});
     out.comments.push_back(cname + " above " + std::to_string(max_comm_size) +
                            " ranks (the end of the campaign's range): Open MPI's default");
   }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
 #include "server/campaign_engine.h"
 #include "server/context_request.h"
@@ -104,17 +105,18 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
             std::abs(std::log2(double(nearest) / comm_size)))
           nearest = c.comm_size;
       const auto best = p.at("best").get<TuningConfig>();
-      nlohmann::json entry = {{"collective", coll},
-                              {"comm_size", comm_size},
-                              {"msg_size", p.at("msg_size")},
-                              {"source", "predicted"},
-                              {"best", best},
-                              {"best_name", table.algorithm_name(lead->collective, best.algorithm)},
-                              {"confidence", p.at("confidence")},
-                              {"default_us", p.at("default_us")},
-                              {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
-                              {"layout_from", nearest},
-                              {"note", p.value("note", std::string())}};
+      nlohmann::json entry = {
+          {"collective", coll},
+          {"comm_size", comm_size},
+          {"msg_size", p.at("msg_size")},
+          {"source", "predicted"},
+          {"best", best},
+          {"best_name", table.algorithm_name(lead->collective, best.algorithm)},
+          {"confidence", p.at("confidence")},
+          {"default_us", p.at("default_us")},
+          {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
+          {"layout_from", nearest},
+          {"note", p.value("note", std::string())}};
       const auto& d = entry["default_us"];
       const auto& b = entry["best_us"];
       entry["speedup"] = best.is_default() ? nlohmann::json(1.0)
@@ -179,10 +181,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
          {{"context_id", lead->id},
           {"collective", std::string(name(collective))},
           {"comm_size", group.back().comm_size},
-          {"comm_sizes", [&] {
+          {"comm_sizes",
+           [&] {
              std::vector<int> v;
              for (const auto& c : group) v.push_back(c.comm_size);
              return v;
+           }()},
+          {"space",
+           [&] {
+             std::size_t total = 0;
+             for (const auto& c : group)
+               total += SearchSpace(collective, c.comm_size, table_).size();
+             return total;
            }()},
           {"planned", options.budget}},
          true);
@@ -212,8 +222,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
       for (const auto& [p, job_id] : jobs) {
         auto job = *store_.job(job_id);
         if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-        for (const auto& run : store_.runs_of_job(job.id))
-          strategy->observe(p, evaluation_of(run));
+        for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(p, evaluation_of(run));
         store_.complete_job(job.id, "done", lead->id, strategy->state());
         emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", job.context_id}}, true);
       }
@@ -232,8 +241,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     try {
       outcome = run_context(campaign, spec, c, cancel, &view);
     } catch (const std::exception& e) {
-      error_ = std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " +
-               e.what();
+      error_ =
+          std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
       outcome = EngineOutcome::failed;
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
@@ -306,7 +315,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   }
   auto lead_now = std::find_if(stored.begin(), stored.end(),
                                [&](const ContextRecord& c) { return c.id == lead->id; });
-  nlohmann::json result = lead_now->result.is_object() ? lead_now->result : nlohmann::json::object();
+  nlohmann::json result =
+      lead_now->result.is_object() ? lead_now->result : nlohmann::json::object();
   result["cluster"] = {{"strategy", strategy->name()},
                        {"stop_reason", strategy->stop_reason()},
                        {"min_confidence", spec.cluster.min_confidence},

@@ -117,7 +117,8 @@ std::vector<CommLayout> plan_layouts(const std::string& np, const std::string& n
       for (int r : parse_counts(ppn, "--ppn", 1, "ranks per node")) {
         const long long p = static_cast<long long>(n) * r;
         if (p < 2) continue;  // coll_tuned does not run on one rank
-        if (p > kMaxSize) bad("--ppn", std::to_string(n) + "x" + std::to_string(r) + " is too large");
+        if (p > kMaxSize)
+          bad("--ppn", std::to_string(n) + "x" + std::to_string(r) + " is too large");
         by_size[static_cast<int>(p)].push_back({static_cast<int>(p), n, r});
       }
     if (by_size.empty()) bad("--ppn", "no combination of --nodes and --ppn has 2 ranks or more");
@@ -125,7 +126,8 @@ std::vector<CommLayout> plan_layouts(const std::string& np, const std::string& n
       if (layouts.size() > 1 && !policy) {
         std::string list;
         for (const auto& l : layouts)
-          list += (list.empty() ? "" : ", ") + std::to_string(l.nodes) + "x" + std::to_string(l.ppn);
+          list +=
+              (list.empty() ? "" : ", ") + std::to_string(l.nodes) + "x" + std::to_string(l.ppn);
         bad("--layout", std::to_string(p) + " ranks can be " + list +
                             ": name one with --layout packed (fewest nodes), spread (most nodes) "
                             "or an explicit NODESxPPN list");
@@ -140,8 +142,8 @@ std::vector<CommLayout> plan_layouts(const std::string& np, const std::string& n
     if (node_counts.size() != 1) bad("--nodes", "a list of node counts needs --ppn");
     for (int p : sizes) {
       if (node_counts.front() > p)
-        bad("--nodes", std::to_string(node_counts.front()) + " nodes for " + std::to_string(p) +
-                           " ranks");
+        bad("--nodes",
+            std::to_string(node_counts.front()) + " nodes for " + std::to_string(p) + " ranks");
       out.push_back({p, node_counts.front(), 0});
     }
   }

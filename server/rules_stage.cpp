@@ -287,10 +287,10 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
           probe ? "verify-p" + std::to_string(ctx.comm_size) + "-" : std::string("verify");
       // Verification: the file loaded, nothing forced, the tracer records what ran. A new job
       // each time (trace files are scratch data).
-      const fs::path trace_dir = options.work_dir / ("trace-c" + std::to_string(campaign_id) +
-                                                     "-x" + std::to_string(ctx.id) +
-                                                     (probe ? "-p" + std::to_string(ctx.comm_size)
-                                                            : std::string()));
+      const fs::path trace_dir =
+          options.work_dir /
+          ("trace-c" + std::to_string(campaign_id) + "-x" + std::to_string(ctx.id) +
+           (probe ? "-p" + std::to_string(ctx.comm_size) : std::string()));
       fs::remove_all(trace_dir);
       fs::create_directories(trace_dir);
       int attempt = 1;

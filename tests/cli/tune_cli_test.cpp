@@ -305,10 +305,26 @@ TEST_F(TuneCliTest, RefusesWhatTheBackendCannotSanelyRunBeforeAnything) {
 TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
   // Issue #15: --np 2,4,8 on the sim backend: one whole-cluster campaign, a file for 2-8 ranks
   // with predicted blocks, the report's predicted cells.
-  auto r = run_process({COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2:8", "--collectives",
-                        "reduce", "--sizes", "4:4096", "--budget", "6", "--final-repeats", "2",
-                        "--db", (dir_ / "wc.db").string(), "--rules-out",
-                        (dir_ / "wc.conf").string(), "--report-out", (dir_ / "wc.json").string()},
+  auto r = run_process({COLLTUNE_BINARY,
+                        "tune",
+                        "--backend",
+                        "sim",
+                        "--np",
+                        "2:8",
+                        "--collectives",
+                        "reduce",
+                        "--sizes",
+                        "4:4096",
+                        "--budget",
+                        "6",
+                        "--final-repeats",
+                        "2",
+                        "--db",
+                        (dir_ / "wc.db").string(),
+                        "--rules-out",
+                        (dir_ / "wc.conf").string(),
+                        "--report-out",
+                        (dir_ / "wc.json").string()},
                        {.timeout_s = 120});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
   std::ifstream in(dir_ / "wc.json");
@@ -335,8 +351,9 @@ TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
            {{"--nodes", "1,2,4,8,16", "--ppn", "1,16"}, "16 ranks can be 1x16, 16x1"},
            {{"--np", "2,4,64"}, "ranks per core"},
        }) {
-    std::vector<std::string> args = {COLLTUNE_BINARY, "tune", "--backend", "local",
-                                     "--collectives", "bcast", "--db", (dir_ / "bad.db").string()};
+    std::vector<std::string> args = {
+        COLLTUNE_BINARY, "tune",  "--backend", "local",
+        "--collectives", "bcast", "--db",      (dir_ / "bad.db").string()};
     args.insert(args.end(), c.flags.begin(), c.flags.end());
     auto r = run_process(args, {.timeout_s = 60});
     EXPECT_NE(r.exit_code, 0) << c.reason;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <set>
 #include <random>
+#include <set>
 
 #include "rules/rules_reader.h"
 #include "runner/local_backend.h"
@@ -36,16 +36,17 @@ TEST(WholeClusterMpi, LocalCampaignVerifiedAtMeasuredAndPredictedSizes) {
         return AlgorithmTable::builtin_4_1();
       }
     }();
-    const CampaignSpec spec = parse_campaign_spec(
-        {{"backend", "local"},
-         {"contexts",
-          {{{"collective", "bcast"}, {"comm_size", 2}}, {{"collective", "bcast"}, {"comm_size", 3}}}},
-         {"sizes", "4:256"},
-         {"budget", 3},
-         {"iterations", 20},
-         {"warmup", 2},
-         {"final_repeats", 2},
-         {"cluster", {{"strategy", "nearest"}, {"predict_up_to", 4}}}});
+    const CampaignSpec spec =
+        parse_campaign_spec({{"backend", "local"},
+                             {"contexts",
+                              {{{"collective", "bcast"}, {"comm_size", 2}},
+                               {{"collective", "bcast"}, {"comm_size", 3}}}},
+                             {"sizes", "4:256"},
+                             {"budget", 3},
+                             {"iterations", 20},
+                             {"warmup", 2},
+                             {"final_repeats", 2},
+                             {"cluster", {{"strategy", "nearest"}, {"predict_up_to", 4}}}});
     CampaignEngine::check_admissible(store, local, spec);
     const auto id = CampaignEngine::create_campaign(store, spec);
     CampaignEngine engine(store, local, table);

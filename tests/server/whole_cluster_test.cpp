@@ -54,8 +54,7 @@ TEST(CommSizes, RefusesAmbiguityDuplicatesAndSmallSizes) {
   EXPECT_NE(refusal([] { parse_comm_sizes("1,2"); }).find("below 2"), std::string::npos);
   EXPECT_NE(refusal([] { parse_comm_sizes("1:8"); }).find("below 2"), std::string::npos);
   EXPECT_NE(refusal([] { parse_comm_sizes("2:8:0"); }).find("step"), std::string::npos);
-  EXPECT_NE(refusal([] { parse_comm_sizes("2;4"); }).find("not a whole number"),
-            std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2;4"); }).find("not a whole number"), std::string::npos);
   EXPECT_NE(refusal([] { parse_comm_sizes("8:2"); }).find("ends below"), std::string::npos);
   EXPECT_NE(refusal([] { parse_comm_sizes(""); }).find("not a whole number"), std::string::npos);
 }
@@ -97,8 +96,12 @@ nlohmann::json cluster_spec_json(const std::vector<int>& sizes) {
   nlohmann::json contexts = nlohmann::json::array();
   for (const char* c : {"bcast", "reduce"})
     for (int p : sizes) contexts.push_back({{"collective", c}, {"comm_size", p}});
-  return {{"backend", "sim"},       {"contexts", contexts}, {"sizes", "4:16K"},
-          {"budget", 6},            {"batch_size", 4},      {"final_repeats", 2},
+  return {{"backend", "sim"},
+          {"contexts", contexts},
+          {"sizes", "4:16K"},
+          {"budget", 6},
+          {"batch_size", 4},
+          {"final_repeats", 2},
           {"cluster", {{"strategy", "nearest"}, {"min_confidence", 0.8}}}};
 }
 
@@ -155,7 +158,8 @@ TEST(NearestCluster, PredictsBetweenMeasuredSizesWithConfidence) {
     const double jitter = 1 + 0.01 * rep;
     s.observe(4, eval(TuningConfig::default_decision(), o.msg_sizes, {100 * jitter, 100 * jitter}));
     s.observe(4, eval(binomial, o.msg_sizes, {50 * jitter, 101 * jitter}));
-    s.observe(16, eval(TuningConfig::default_decision(), o.msg_sizes, {200 * jitter, 200 * jitter}));
+    s.observe(16,
+              eval(TuningConfig::default_decision(), o.msg_sizes, {200 * jitter, 200 * jitter}));
     s.observe(16, eval(binomial, o.msg_sizes, {90 * jitter, 150 * jitter}));
     s.observe(16, eval(chain, o.msg_sizes, {95 * jitter, 120 * jitter}));
   }
@@ -206,14 +210,18 @@ TEST(NearestCluster, RefusesBadOptions) {
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
   ClusterStrategyOptions o;
   o.msg_sizes = {4};
-  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o), std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
   o.sizes = {{1, 1, 1, 0}};
-  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o), std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
   o.sizes = {{4, 1, 4, 0}, {4, 2, 2, 0}};
-  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o), std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
   o.sizes = {{4, 1, 4, 0}};
   o.settings = {{"colour", 1}};
-  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o), std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
   o.settings = nlohmann::json::object();
   EXPECT_THROW(make_cluster_strategy("nope", Collective::bcast, table, o), std::invalid_argument);
 }
@@ -352,9 +360,9 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   EXPECT_NE(stage.content.find("bcast above 8 ranks"), std::string::npos);
   EXPECT_NE(stage.content.find("measured on 1 node x 4 ranks"), std::string::npos);
   const RulesModel written = parse_rules(stage.content, RulesDialect::ompi_4_1);
-  for (const auto& target : {Target{"classic", RulesDialect::ompi_4_1},
-                             Target{"v2", RulesDialect::ompi_v2},
-                             Target{"json", RulesDialect::ompi_main}}) {
+  for (const auto& target :
+       {Target{"classic", RulesDialect::ompi_4_1}, Target{"v2", RulesDialect::ompi_v2},
+        Target{"json", RulesDialect::ompi_main}}) {
     const std::string text = write_rules(written, *parse_rules_format(target.format));
     const RulesReadResult read = read_rules_text(text, target.dialect);
     ASSERT_TRUE(read.loaded) << target.format << ": " << read.reason;
@@ -370,9 +378,9 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   int differs = 0;
   for (int p = 2; p <= 12; ++p)
     for (std::int64_t m : osu_message_sizes(Collective::reduce, spec.min_size, spec.max_size))
-      differs += configured_choice(model, Collective::reduce, p, m, LookupSemantics::ompi_4_1) !=
-                 configured_choice(model, Collective::reduce, p, m,
-                                   LookupSemantics::ompi_main_classic);
+      differs +=
+          configured_choice(model, Collective::reduce, p, m, LookupSemantics::ompi_4_1) !=
+          configured_choice(model, Collective::reduce, p, m, LookupSemantics::ompi_main_classic);
   EXPECT_GT(differs, 0);
 }
 
@@ -431,9 +439,8 @@ TEST_F(WholeCluster, SizesTheBackendCannotRunAreRefusedBeforeAnythingRuns) {
     std::ofstream(dir_ / "osu" / b) << "#!/bin/sh\n";
     fs::permissions(dir_ / "osu" / b, fs::perms::owner_all);
   }
-  auto local = make_backend("local", {{"osu_dir", (dir_ / "osu").string()},
-                                      {"cores", 2},
-                                      {"max_ranks_per_core", 4}});
+  auto local = make_backend(
+      "local", {{"osu_dir", (dir_ / "osu").string()}, {"cores", 2}, {"max_ranks_per_core", 4}});
   const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8, 16}));
   const std::string why = refusal([&] { CampaignEngine::check_admissible(*store_, *local, spec); });
   EXPECT_NE(why.find("P=16"), std::string::npos) << why;
