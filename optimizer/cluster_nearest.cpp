@@ -6,17 +6,12 @@
 #include <random>
 #include <stdexcept>
 
+#include "optimizer/final_choice.h"
+
 namespace colltune {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
@@ -186,7 +181,7 @@ std::optional<NearestClusterStrategy::SizePick> NearestClusterStrategy::measured
   for (const auto& [config, rows] : it->second) {
     auto r = rows.find(msg_size);
     if (r == rows.end() || r->second.empty()) continue;
-    const double med = median_of(r->second);
+    const double med = median(r->second);
     if (config.is_default()) {
       pick.default_us = med;
       default_n = r->second.size();
@@ -226,7 +221,7 @@ std::vector<TuningConfig> NearestClusterStrategy::finalists(int comm_size, int p
     for (const auto& [config, rows] : it->second) {
       if (failed.count(config)) continue;
       if (auto r = rows.find(m); r != rows.end() && !r->second.empty())
-        ranked.emplace_back(median_of(r->second), config);
+        ranked.emplace_back(median(r->second), config);
     }
     std::sort(ranked.begin(), ranked.end());
     for (int k = 0; k < per_size && k < static_cast<int>(ranked.size()); ++k)

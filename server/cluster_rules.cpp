@@ -17,15 +17,6 @@ std::string layout_text(const ContextRecord& c) {
          std::to_string(ppn) + " ranks";
 }
 
-const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, int comm_size) {
-  const ContextRecord* best = &group.front();
-  for (const auto& c : group)
-    if (std::abs(std::log2(double(c.comm_size) / comm_size)) <
-        std::abs(std::log2(double(best->comm_size) / comm_size)))
-      best = &c;
-  return *best;
-}
-
 }  // namespace
 
 ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts) {
@@ -33,9 +24,7 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
   for (const auto& group : cluster_groups(contexts)) {
     const Collective coll = group.front().collective;
     const std::string cname(name(coll));
-    const ContextRecord* lead = &group.front();
-    for (const auto& c : group)
-      if (c.id < lead->id) lead = &c;
+    const ContextRecord* lead = &cluster_lead(group);
     if (!lead->result.is_object() || !lead->result.contains("cluster"))
       throw std::invalid_argument(cname + ": the whole-cluster predictions are missing");
     const nlohmann::json& cluster = lead->result.at("cluster");

@@ -64,6 +64,22 @@ std::vector<std::vector<ContextRecord>> cluster_groups(const std::vector<Context
   return groups;
 }
 
+const ContextRecord& cluster_lead(const std::vector<ContextRecord>& group) {
+  const ContextRecord* lead = &group.front();
+  for (const auto& c : group)
+    if (c.id < lead->id) lead = &c;
+  return *lead;
+}
+
+const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, int comm_size) {
+  const ContextRecord* best = &group.front();
+  for (const auto& c : group)
+    if (std::abs(std::log2(double(c.comm_size) / comm_size)) <
+        std::abs(std::log2(double(best->comm_size) / comm_size)))
+      best = &c;
+  return *best;
+}
+
 std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int max_comm_size) {
   const std::set<int> known(measured.begin(), measured.end());
   std::set<int> out;
@@ -86,9 +102,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
   nlohmann::json collectives = nlohmann::json::array();
   nlohmann::json predicted = nlohmann::json::array();
   for (const auto& group : cluster_groups(contexts)) {
-    const ContextRecord* lead = &group.front();
-    for (const auto& c : group)
-      if (c.id < lead->id) lead = &c;
+    const ContextRecord* lead = &cluster_lead(group);
     if (!lead->result.is_object() || !lead->result.contains("cluster")) continue;
     const auto& cluster = lead->result.at("cluster");
     const std::string coll(name(lead->collective));
@@ -99,11 +113,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
     collectives.push_back(summary);
     for (const auto& p : cluster.at("predicted")) {
       const int comm_size = p.at("comm_size").get<int>();
-      int nearest = group.front().comm_size;
-      for (const auto& c : group)
-        if (std::abs(std::log2(double(c.comm_size) / comm_size)) <
-            std::abs(std::log2(double(nearest) / comm_size)))
-          nearest = c.comm_size;
+      const int nearest = nearest_measured(group, comm_size).comm_size;
       const auto best = p.at("best").get<TuningConfig>();
       nlohmann::json entry = {
           {"collective", coll},
@@ -135,9 +145,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                                 const std::vector<ContextRecord>& group,
                                                 const CancelFlag& cancel) {
   const Collective collective = group.front().collective;
-  const ContextRecord* lead = &group.front();
-  for (const auto& c : group)
-    if (c.id < lead->id) lead = &c;
+  const ContextRecord* lead = &cluster_lead(group);
   std::map<int, const ContextRecord*> by_size;
   for (const auto& c : group) by_size[c.comm_size] = &c;
 

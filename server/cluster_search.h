@@ -27,6 +27,14 @@ namespace colltune {
 // communicator size; the first context of a group (lowest id) leads it.
 std::vector<std::vector<ContextRecord>> cluster_groups(const std::vector<ContextRecord>& contexts);
 
+// The context of a group that leads it (the lowest id): holds the strategy's state and the
+// predictions.
+const ContextRecord& cluster_lead(const std::vector<ContextRecord>& group);
+
+// The context of `group` nearest to `comm_size` in log2 P (the lower one on a tie): the layout a
+// predicted block inherits.
+const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, int comm_size);
+
 // The communicator sizes a whole-cluster file predicts: every size from 2 to `max_comm_size`
 // not in `measured` when max_comm_size <= 256; above that, the sizes 2^k and 3 x 2^k in range
 // (each predicted block then covers up to the next one: a file of a few dozen blocks per
