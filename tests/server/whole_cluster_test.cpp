@@ -342,6 +342,15 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
                                                                     {"reduce", 5},
                                                                     {"reduce", 6},
                                                                     {"reduce", 7}}));
+  // Some predicted cells carry a tuned choice (the sim's landscapes differ enough from the
+  // default), each with the model's confidence above the campaign's threshold.
+  int tuned_predictions = 0;
+  for (const auto& p : report.at("predicted"))
+    if (p.at("best").at("algorithm").get<int>() != 0) {
+      ++tuned_predictions;
+      EXPECT_GE(p.at("confidence").get<double>(), 0.8) << p.dump();
+    }
+  EXPECT_GT(tuned_predictions, 0);
   for (const auto& r : report.at("results")) EXPECT_EQ(r.at("source"), "measured");
   ASSERT_EQ(report.at("cluster").size(), 2u);
   EXPECT_EQ(report.at("cluster")[0].at("max_comm_size"), 8);
