@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
 #include "server/cluster_search.h"
@@ -42,6 +44,12 @@ void CampaignEngine::check_admissible(Store& store, Backend& backend, const Camp
       throw std::invalid_argument("contexts[" + std::to_string(i) +
                                   "]: " + std::string(name(context.collective)) +
                                   " P=" + std::to_string(context.comm_size) + ": " + reason);
+  }
+  if (spec.cluster.enabled) {
+    const auto names = cluster_strategy_names();
+    if (std::find(names.begin(), names.end(), spec.cluster.strategy) == names.end())
+      throw std::invalid_argument("cluster.strategy: unknown cluster strategy '" +
+                                  spec.cluster.strategy + "'");
   }
   // Whole-cluster: the tracer verifies predicted sizes up to predict_up_to on this backend.
   if (spec.cluster.enabled && spec.cluster.predict_up_to > 0) {

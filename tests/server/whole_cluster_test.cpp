@@ -453,6 +453,17 @@ TEST_F(WholeCluster, SizesTheBackendCannotRunAreRefusedBeforeAnythingRuns) {
   const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8, 16}));
   const std::string why = refusal([&] { CampaignEngine::check_admissible(*store_, *local, spec); });
   EXPECT_NE(why.find("P=16"), std::string::npos) << why;
+  auto unknown = cluster_spec_json({2, 4});
+  unknown["cluster"]["strategy"] = "oracle";
+  const std::string no_strategy = refusal(
+      [&] { CampaignEngine::check_admissible(*store_, *backend_, parse_campaign_spec(unknown)); });
+  EXPECT_NE(no_strategy.find("unknown cluster strategy 'oracle'"), std::string::npos)
+      << no_strategy;
+  auto beyond = cluster_spec_json({2, 4});
+  beyond["cluster"]["predict_up_to"] = 32;
+  const std::string too_far = refusal(
+      [&] { CampaignEngine::check_admissible(*store_, *local, parse_campaign_spec(beyond)); });
+  EXPECT_NE(too_far.find("cluster.predict_up_to: P=32"), std::string::npos) << too_far;
   EXPECT_TRUE(store_->campaigns().empty());
 }
 
