@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "cli/cluster_summary.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/report_table.h"
@@ -304,6 +305,7 @@ int run_tune(const TuneArgs& args) {
   store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
+  print_cluster_summary(stdout, report);
   if (!launch.report_out.empty()) write_text_file(launch.report_out, report.dump(2) + "\n");
   std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", launch.rules_out.c_str(),
                rules.format.c_str(), rules.validation_text.c_str());

@@ -333,6 +333,8 @@ TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
   std::set<int> predicted;
   for (const auto& p : report.at("predicted")) predicted.insert(p.at("comm_size").get<int>());
   EXPECT_EQ(predicted, (std::set<int>{3, 5, 6, 7}));
+  EXPECT_NE(r.stdout_text.find("reduce: measured P=2,4,8"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("predicted P=3,5,6,7"), std::string::npos) << r.stdout_text;
   std::ifstream rules(dir_ / "wc.conf");
   const std::string text((std::istreambuf_iterator<char>(rules)), {});
   EXPECT_NE(text.find("reduce P=5: PREDICTED"), std::string::npos) << text;
