@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "cli/cluster_summary.h"
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/report_file.h"
@@ -17,6 +18,7 @@
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/comm_sizes.h"
 #include "server/database_owner.h"
 #include "server/retune.h"
 #include "server/rules_stage.h"
@@ -29,8 +31,14 @@ struct TuneArgs {
   std::string backend = "local";
   std::string backend_config;  // JSON file with backend settings
   std::string collectives = "bcast,allreduce,reduce,gather";
-  int np = 4;
-  int nodes = 1;
+  // Communicator sizes and layouts (server/comm_sizes.h); "" = not given.
+  std::string np;
+  std::string nodes;
+  std::string ppn;
+  std::string layout;
+  std::string cluster_strategy = "nearest";
+  double min_confidence = 0.8;
+  int predict_up_to = 0;
   std::string sizes = "4:1048576";
   std::string strategy = "random";
   int budget = 0;
@@ -179,10 +187,19 @@ int run_tune(const TuneArgs& args) {
                                 {"run_timeout_s", args.run_timeout},
                                 {"verify", !args.no_verify}};
     nlohmann::json contexts = nlohmann::json::array();
+    const auto layouts = plan_layouts(args.np, args.nodes, args.ppn, args.layout);
     for (Collective c : parse_collective_list(args.collectives))
-      contexts.push_back(
-          {{"collective", std::string(name(c))}, {"comm_size", args.np}, {"nodes", args.nodes}});
+      for (const auto& l : layouts)
+        contexts.push_back({{"collective", std::string(name(c))},
+                            {"comm_size", l.comm_size},
+                            {"nodes", l.nodes},
+                            {"ppn", l.ppn}});
     spec_json["contexts"] = contexts;
+    // Several communicator sizes: one whole-cluster campaign (docs/whole-cluster.md).
+    if (layouts.size() > 1)
+      spec_json["cluster"] = {{"strategy", args.cluster_strategy},
+                              {"min_confidence", args.min_confidence},
+                              {"predict_up_to", args.predict_up_to}};
     const CampaignSpec spec = parse_campaign_spec(spec_json);
     const auto names = strategy_names();
     if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
@@ -282,6 +299,7 @@ int run_tune(const TuneArgs& args) {
   store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
+  print_cluster_summary(stdout, report);
   if (!launch.report_out.empty()) write_report_file(launch.report_out, report);
   std::fprintf(stdout, "\nrules file: %s (%s format)\n%s", launch.rules_out.c_str(),
                rules.format.c_str(), rules.validation_text.c_str());
@@ -314,12 +332,24 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--backend-config", args->backend_config, "JSON file with backend settings");
   cmd->add_option("--collectives", args->collectives, "Comma-separated collectives")
       ->capture_default_str();
-  cmd->add_option("--np", args->np, "Ranks (communicator size)")
+  cmd->add_option("--np", args->np,
+                  "Ranks (communicator sizes): 4, a list 2,4,8, doubling 2:64 or steps 2:8:1; "
+                  "several sizes make a whole-cluster campaign (default 4)");
+  cmd->add_option("--nodes", args->nodes, "Nodes (Slurm); a list with --ppn (default 1)");
+  cmd->add_option("--ppn", args->ppn, "Ranks per node (Slurm): every --nodes x --ppn combination");
+  cmd->add_option("--layout", args->layout,
+                  "packed | spread (which nodes x ppn per size) or explicit NODESxPPN,...");
+  cmd->add_option("--cluster-strategy", args->cluster_strategy,
+                  "Whole-cluster search (several sizes)")
+      ->capture_default_str();
+  cmd->add_option("--min-confidence", args->min_confidence,
+                  "Whole-cluster: a predicted size keeps a choice only at this confidence")
       ->capture_default_str()
-      ->check(CLI::Range(2, 10000000));
-  cmd->add_option("--nodes", args->nodes, "Nodes (Slurm)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(0.5, 1.0));
+  cmd->add_option("--predict-up-to", args->predict_up_to,
+                  "Whole-cluster: the rules file predicts sizes up to N ranks (default: the "
+                  "largest --np); Open MPI's default above")
+      ->check(CLI::Range(0, 10000000));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
   cmd->add_option("--strategy", args->strategy,

@@ -1022,6 +1022,21 @@ std::string SlurmBackend::admit(const BenchmarkRequest& request) {
     return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
            options_.osu_dir.string() + ": the slurm backend cannot benchmark " +
            std::string(colltune::name(request.collective));
+  // More nodes than the partition has would wait in the queue forever (whole-cluster campaigns
+  // name many layouts at once: refuse them before anything is submitted).
+  if (request.nodes > 1 && !partition_nodes_asked_) {
+    partition_nodes_asked_ = true;
+    if (auto nodes = client_.nodes(options_.partition)) {
+      std::set<std::string> names;
+      for (const auto& n : *nodes) names.insert(n.name);
+      partition_nodes_ = names.size();
+    }
+  }
+  if (partition_nodes_ && static_cast<std::size_t>(request.nodes) > *partition_nodes_)
+    return std::to_string(request.nodes) + " nodes asked, but the " +
+           (options_.partition.empty() ? std::string("cluster (sinfo)")
+                                       : "partition '" + options_.partition + "'") +
+           " has " + std::to_string(*partition_nodes_);
   return {};
 }
 

@@ -120,6 +120,10 @@ class SlurmBackend : public Backend {
   OsuProbe osu_probe_;
   std::string template_text_;
   slurm::SlurmClient client_;
+  // Distinct nodes of the partition (sinfo), asked once by admit(); nullopt until asked or when
+  // sinfo failed (admit then leaves the check to the scheduler).
+  std::optional<std::size_t> partition_nodes_;
+  bool partition_nodes_asked_ = false;
   std::string host_;
   std::optional<std::string> ompi_version_;
   std::filesystem::path last_job_dir_;

@@ -11,34 +11,16 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
+#include "server/cluster_search.h"
 #include "server/context_request.h"
 #include "server/final_choice.h"
 #include "server/job_executor.h"
 #include "server/retune_warm_start.h"
 
 namespace colltune {
-namespace {
-
-Evaluation evaluation_of(const RunRecord& run) {
-  Evaluation e;
-  e.config = run.config;
-  e.failed = is_failed_outcome(run.outcome);
-  for (const auto& row : run.rows) {
-    e.msg_sizes.push_back(row.size);
-    e.latency_us.push_back(row.avg_us);
-  }
-  return e;
-}
-
-std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
-                    std::size_t number) {
-  return "ct-c" + std::to_string(campaign_id) + "-x" + std::to_string(context_id) + "-" + purpose +
-         std::to_string(number);
-}
-
-}  // namespace
 
 CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
                                EventCallback on_event)
@@ -63,6 +45,22 @@ void CampaignEngine::check_admissible(Store& store, Backend& backend, const Camp
       throw std::invalid_argument("contexts[" + std::to_string(i) +
                                   "]: " + std::string(name(context.collective)) +
                                   " P=" + std::to_string(context.comm_size) + ": " + reason);
+  }
+  if (spec.cluster.enabled) {
+    const auto names = cluster_strategy_names();
+    if (std::find(names.begin(), names.end(), spec.cluster.strategy) == names.end())
+      throw std::invalid_argument("cluster.strategy: unknown cluster strategy '" +
+                                  spec.cluster.strategy + "'");
+  }
+  // Whole-cluster: the tracer verifies predicted sizes up to predict_up_to on this backend.
+  if (spec.cluster.enabled && spec.cluster.predict_up_to > 0) {
+    ContextSpec top = spec.contexts.front();
+    top.comm_size = spec.cluster.predict_up_to;
+    top.ppn = 0;
+    const std::string reason = backend.admit(context_request(top, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("cluster.predict_up_to: P=" + std::to_string(top.comm_size) +
+                                  " (verified with the tracer): " + reason);
   }
   if (spec.warm_start_from > 0 && !store.campaign(spec.warm_start_from))
     throw std::invalid_argument("warm_start_from: no campaign " +
@@ -107,6 +105,29 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   store_.set_campaign_state(campaign_id, "running");
   emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
 
+  if (spec.cluster.enabled) {
+    for (const auto& group : cluster_groups(store_.contexts(campaign_id))) {
+      EngineOutcome outcome;
+      const std::string label = std::string(name(group.front().collective)) + " (whole cluster)";
+      try {
+        outcome = run_cluster_group(*campaign, spec, group, cancel);
+      } catch (const sql::Error& e) {
+        if (sql::is_busy(e)) throw;
+        error_ = label + ": " + e.what();
+        outcome = EngineOutcome::failed;
+      } catch (const std::exception& e) {
+        error_ = label + ": " + e.what();
+        outcome = EngineOutcome::failed;
+      }
+      if (outcome == EngineOutcome::interrupted) return outcome;
+      if (outcome == EngineOutcome::failed) {
+        store_.set_campaign_state(campaign_id, "failed", error_);
+        emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+        return outcome;
+      }
+    }
+    return EngineOutcome::completed;
+  }
   for (const auto& context : store_.contexts(campaign_id)) {
     // A context that failed before (e.g. the database was locked too long) is retried when
     // its campaign is resumed: it continues from what the store holds.
@@ -140,15 +161,20 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 }
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
-                                          const ContextRecord& context, const CancelFlag& cancel) {
+                                          const ContextRecord& context, const CancelFlag& cancel,
+                                          Strategy* searched) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
   options.budget = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
   options.msg_sizes = osu_message_sizes(context.collective, spec.min_size, spec.max_size);
-  apply_warm_start(store_, spec.warm_start_from, context, options);  // re-tuning: no-op when cold
-  auto strategy = make_strategy(spec.strategy, space, options);
-  if (!context.optimizer_state.is_null()) strategy->restore(context.optimizer_state);
+  std::unique_ptr<Strategy> owned;
+  if (!searched) {
+    apply_warm_start(store_, spec.warm_start_from, context, options);  // no-op when cold
+    owned = make_strategy(spec.strategy, space, options);
+    if (!context.optimizer_state.is_null()) owned->restore(context.optimizer_state);
+  }
+  Strategy* strategy = searched ? searched : owned.get();
 
   const nlohmann::json context_info = {{"context_id", context.id},
                                        {"collective", std::string(name(context.collective))},
@@ -171,7 +197,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     if (job.context_id != context.id) continue;
     if (job.state != "submitting" && job.state != "running") continue;
     if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    if (job.purpose == "search") {
+    if (job.purpose == "search" && !searched) {
       for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
       store_.complete_job(job.id, "done", context.id, strategy->state());
     } else {
@@ -511,6 +537,7 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
                               {"search_default_us", p.at("default_us")},
                               {"search_best_us", p.at("best_us")},
                               {"final_method", p.value("method", std::string("median"))},
+                              {"source", "measured"},
                               {"reverted", p.value("reverted", nlohmann::json())}};
       if (p.contains("candidate")) entry["candidate"] = p.at("candidate");
       nlohmann::json default_us = p.at("default_us");
@@ -615,6 +642,9 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
              {"reason", v.verification.value("reason", std::string())},
              {"reverted", reverted}};
   }
+  // Whole-cluster campaigns: the predicted cells (source "predicted", the model's confidence)
+  // beside the measured ones, and per collective what the search did.
+  const nlohmann::json cluster = cluster_report(store.contexts(campaign_id), table);
   return {{"campaign",
            {{"id", campaign->id},
             {"name", campaign->name},
@@ -623,6 +653,8 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
             {"error", campaign->error}}},
           {"contexts", contexts},
           {"results", results},
+          {"cluster", cluster.is_null() ? cluster : cluster.at("collectives")},
+          {"predicted", cluster.is_null() ? nlohmann::json::array() : cluster.at("predicted")},
           {"rules", rules},
           {"cost",
            {{"jobs", jobs.size()},

@@ -20,6 +20,8 @@
 
 namespace colltune {
 
+class Strategy;
+
 // Progress (the CLI's progress bar, the daemon's event stream) arrives through an
 // EventCallback (job_executor.h). Types: job_started, job_submitted, job_resubmitted (a
 // backend job ended early, e.g. a node failed: payload "reason"), run, job_done,
@@ -50,8 +52,17 @@ class CampaignEngine {
   const std::string& error() const { return error_; }
 
  private:
+  // `searched`: a strategy whose search is already done elsewhere (whole-cluster mode: a view
+  // of the ClusterStrategy at this size); null = the spec's strategy searches this context.
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
-                            const ContextRecord& context, const CancelFlag& cancel);
+                            const ContextRecord& context, const CancelFlag& cancel,
+                            Strategy* searched = nullptr);
+  // Whole-cluster mode (server/cluster_search.cpp): the contexts of one collective searched by
+  // one ClusterStrategy, then each measured size's final phase, then the predictions for the
+  // sizes not run (saved in the result of the group's first context).
+  EngineOutcome run_cluster_group(const CampaignRecord& campaign, const CampaignSpec& spec,
+                                  const std::vector<ContextRecord>& group,
+                                  const CancelFlag& cancel);
   // Runs the runs of `job_id` not yet recorded. Returns false when interrupted.
   bool execute_job(const JobRecord& job, const CancelFlag& cancel);
   void emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,

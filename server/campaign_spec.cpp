@@ -133,7 +133,8 @@ const std::set<std::string>& campaign_spec_fields(CampaignSpecPart part) {
                                              "run_timeout_s",
                                              "rules_format",
                                              "verify",
-                                             "warm_start_from"};
+                                             "warm_start_from",
+                                             "cluster"};
   static const std::set<std::string> context = {"collective", "comm_size", "nodes", "ppn"};
   static const std::set<std::string> stop = {"max_evaluations", "max_benchmark_seconds",
                                              "thesis_rule"};
@@ -248,8 +249,52 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
       spec.stop.thesis_rule = s.at("thesis_rule").get<bool>();
     }
   }
+  if (j.contains("cluster") && !j.at("cluster").is_null()) {
+    const auto& c = j.at("cluster");
+    if (!c.is_object()) bad("cluster", "must be an object");
+    reject_unknown(c,
+                   {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
+                    "settings"},
+                   "cluster.");
+    spec.cluster.enabled = true;
+    if (c.contains("strategy"))
+      spec.cluster.strategy = get_string(c.at("strategy"), "cluster.strategy", 32);
+    if (c.contains("min_confidence"))
+      spec.cluster.min_confidence =
+          get_number<double>(c.at("min_confidence"), "cluster.min_confidence", 0.5, 1);
+    if (c.contains("budget"))
+      spec.cluster.budget = get_number<int>(c.at("budget"), "cluster.budget", 0, 1000000);
+    if (c.contains("budget_node_seconds"))
+      spec.cluster.budget_node_seconds =
+          get_number<double>(c.at("budget_node_seconds"), "cluster.budget_node_seconds", 0, 1e12);
+    if (c.contains("predict_up_to")) {
+      spec.cluster.predict_up_to =
+          get_number<int>(c.at("predict_up_to"), "cluster.predict_up_to", 0, 10000000);
+      for (const auto& ctx : spec.contexts)
+        if (spec.cluster.predict_up_to > 0 && ctx.comm_size > spec.cluster.predict_up_to)
+          bad("cluster.predict_up_to",
+              "below the campaign's size " + std::to_string(ctx.comm_size));
+    }
+    if (c.contains("settings")) {
+      if (!c.at("settings").is_object()) bad("cluster.settings", "must be an object");
+      spec.cluster.settings = c.at("settings");
+    }
+    // One block per communicator size in a file without a node dimension: one layout per
+    // (collective, size).
+    for (std::size_t i = 0; i < spec.contexts.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (spec.contexts[k].collective == spec.contexts[i].collective &&
+            spec.contexts[k].comm_size == spec.contexts[i].comm_size)
+          bad("contexts[" + std::to_string(i) + "]",
+              std::string(name(spec.contexts[i].collective)) +
+                  " P=" + std::to_string(spec.contexts[i].comm_size) +
+                  " is given twice (the rules file has no node dimension: pick one layout per "
+                  "communicator size)");
+  }
   if (spec.name.empty()) {
-    spec.name = spec.strategy + " on " + spec.backend;
+    spec.name =
+        (spec.cluster.enabled ? spec.cluster.strategy + " (whole cluster)" : spec.strategy) +
+        " on " + spec.backend;
   }
   return spec;
 }
@@ -285,6 +330,13 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                         {"max_benchmark_seconds", spec.stop.max_benchmark_seconds},
                         {"thesis_rule", spec.stop.thesis_rule}}}};
   if (spec.warm_start_from > 0) j["warm_start_from"] = spec.warm_start_from;
+  if (spec.cluster.enabled)
+    j["cluster"] = {{"strategy", spec.cluster.strategy},
+                    {"min_confidence", spec.cluster.min_confidence},
+                    {"budget", spec.cluster.budget},
+                    {"budget_node_seconds", spec.cluster.budget_node_seconds},
+                    {"predict_up_to", spec.cluster.predict_up_to},
+                    {"settings", spec.cluster.settings}};
   return j;
 }
 

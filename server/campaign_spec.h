@@ -2,7 +2,9 @@
 // POST /api/v1/campaigns and built by `colltune tune` from its flags.
 //
 //   {"name", "backend", "contexts": [{"collective", "comm_size", "nodes", "ppn"}],
-//    "sizes": "MIN:MAX", "strategy", "budget", "repeats", "seed", "stop", ...}
+//    "sizes": "MIN:MAX", "strategy", "budget", "repeats", "seed", "stop", ...,
+//    "cluster": {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
+//                "settings"}}
 //
 // Only backend, contexts and sizes are required. Unknown fields are rejected.
 #pragma once
@@ -31,6 +33,26 @@ struct StopSpec {
   int max_evaluations = 0;        // per context; 0 = strategy default (same as budget)
   double max_benchmark_seconds = 0;  // per campaign; 0 = unlimited
   bool thesis_rule = false;       // stop when best improved < 1% over the last 15 evaluations
+};
+
+// Whole-cluster mode (issue #15, docs/whole-cluster.md): the contexts of one collective at
+// several communicator sizes are searched together by one ClusterStrategy
+// (optimizer/cluster_strategy.h), and the rules file covers every size from 2 ranks to the
+// largest one, with predicted blocks where no size was run. Absent = every context on its own.
+struct ClusterSpec {
+  bool enabled = false;
+  std::string strategy = "nearest";  // a make_cluster_strategy name
+  // A predicted pick goes into the file only when the model gives it at least this probability
+  // of beating Open MPI's default; below it the default stays.
+  double min_confidence = 0.8;
+  int budget = 0;                  // runs over all sizes of a collective; 0 = strategy default
+  double budget_node_seconds = 0;  // 0 = no limit
+  // The file predicts sizes up to here (above it: Open MPI's default); 0 = the largest size run.
+  // E.g. run 2-6 ranks, write a file for 2-8.
+  int predict_up_to = 0;
+  nlohmann::json settings = nlohmann::json::object();  // the strategy's own settings
+
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 struct CampaignSpec {
@@ -65,6 +87,7 @@ struct CampaignSpec {
   // Warm start (re-tuning): the id of an earlier campaign whose per-size best configurations
   // start this search and whose optimizer state is the prior; 0 = cold start.
   std::int64_t warm_start_from = 0;
+  ClusterSpec cluster;
 };
 
 // Parses and validates; throws std::invalid_argument with a message naming the field.

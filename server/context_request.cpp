@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/job_executor.h"
+
 namespace colltune {
 
 BenchmarkRequest context_request(const ContextSpec& context, const CampaignSpec& spec,
@@ -30,6 +32,23 @@ BenchmarkRequest context_request(const ContextRecord& context, const CampaignSpe
   r.repeats = 1;
   r.run_timeout_s = spec.run_timeout_s;
   return r;
+}
+
+std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
+                    std::size_t number) {
+  return "ct-c" + std::to_string(campaign_id) + "-x" + std::to_string(context_id) + "-" + purpose +
+         std::to_string(number);
+}
+
+Evaluation evaluation_of(const RunRecord& run) {
+  Evaluation e;
+  e.config = run.config;
+  e.failed = is_failed_outcome(run.outcome);
+  for (const auto& row : run.rows) {
+    e.msg_sizes.push_back(row.size);
+    e.latency_us.push_back(row.avg_us);
+  }
+  return e;
 }
 
 }  // namespace colltune

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "optimizer/strategy.h"
 #include "runner/backend.h"
 #include "server/campaign_spec.h"
 #include "server/store.h"
@@ -18,5 +19,12 @@ BenchmarkRequest context_request(const ContextRecord& context, const CampaignSpe
 // The same for a context of a spec not stored yet.
 BenchmarkRequest context_request(const ContextSpec& context, const CampaignSpec& spec,
                                  std::string tag);
+
+// The tag of a campaign's job: "ct-c<campaign>-x<context>-<purpose><number>".
+std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
+                    std::size_t number);
+
+// What one stored run tells a strategy (failed runs keep the sizes they finished).
+Evaluation evaluation_of(const RunRecord& run);
 
 }  // namespace colltune

@@ -17,6 +17,7 @@
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
 #include "server/campaign_spec.h"
+#include "server/cluster_rules.h"
 #include "server/context_request.h"
 #include "server/final_choice.h"
 
@@ -183,14 +184,25 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   for (int pass = 1;; ++pass) {
     const auto contexts = store.contexts(campaign_id);
     std::vector<TunedPoint> points;
-    for (const auto& ctx : contexts)
-      for (const auto& pick : ctx.result.at("picks"))
-        points.push_back({ctx.collective, ctx.comm_size, pick.at("msg_size").get<std::int64_t>(),
-                          pick.at("best").get<TuningConfig>()});
     RulesBuildOptions build;
     build.algorithms = &table;
+    // Whole-cluster campaigns (server/cluster_rules.h): measured and predicted blocks from 2
+    // ranks to the largest size, each block up to the next one; probes = predicted sizes the
+    // tracer checks too.
+    ClusterRulesInput cluster;
     RulesModel model;
     try {
+      if (spec.cluster.enabled) {
+        cluster = cluster_rules_input(contexts);
+        points = cluster.points;
+        build.comm_coverage_factor = 0;
+      } else {
+        for (const auto& ctx : contexts)
+          for (const auto& pick : ctx.result.at("picks"))
+            points.push_back({ctx.collective, ctx.comm_size,
+                              pick.at("msg_size").get<std::int64_t>(),
+                              pick.at("best").get<TuningConfig>()});
+      }
       model = build_rules_model(points, build);
     } catch (const std::exception& e) {
       result.error = std::string("cannot build rules: ") + e.what();
@@ -201,6 +213,14 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     write.comment_lines = {"colltune rules for Open MPI " + version.to_string() + ", campaign " +
                                std::to_string(campaign_id) + " (" + campaign->name + ")",
                            "tuned on " + info.backend + " backend, host " + info.host};
+    if (spec.cluster.enabled) {
+      write.comment_lines.push_back(
+          "Whole-cluster rules: every communicator size from 2 ranks to the end of the campaign's "
+          "range; "
+          "a PREDICTED block was not run at that size (this file has no node dimension: each "
+          "block names the layout it was tuned for)");
+      for (const auto& line : cluster.comments) write.comment_lines.push_back(line);
+    }
     result.content = write_rules(model, format, write);
 
     // Exactly what Open MPI makes of it.
@@ -257,18 +277,27 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     std::map<std::int64_t, nlohmann::json> new_results;  // context id -> result with reverts
     bool all_match = true;
     std::string text;
-    for (const auto& ctx : contexts) {
+    std::vector<ContextRecord> checked = contexts;
+    checked.insert(checked.end(), cluster.probes.begin(), cluster.probes.end());
+    for (std::size_t n = 0; n < checked.size(); ++n) {
+      const ContextRecord& ctx = checked[n];
+      // A predicted size (whole-cluster): traced like the others, not re-measured (no picks).
+      const bool probe = n >= contexts.size();
+      const std::string verify_name =
+          probe ? "verify-p" + std::to_string(ctx.comm_size) + "-" : std::string("verify");
       // Verification: the file loaded, nothing forced, the tracer records what ran. A new job
       // each time (trace files are scratch data).
-      const fs::path trace_dir = options.work_dir / ("trace-c" + std::to_string(campaign_id) +
-                                                     "-x" + std::to_string(ctx.id));
+      const fs::path trace_dir =
+          options.work_dir /
+          ("trace-c" + std::to_string(campaign_id) + "-x" + std::to_string(ctx.id) +
+           (probe ? "-p" + std::to_string(ctx.comm_size) : std::string()));
       fs::remove_all(trace_dir);
       fs::create_directories(trace_dir);
       int attempt = 1;
-      while (store.job_by_tag(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt))))
+      while (store.job_by_tag(tag_for(campaign_id, ctx.id, verify_name + std::to_string(attempt))))
         ++attempt;
       auto request =
-          verification_request(tag_for(campaign_id, ctx.id, "verify" + std::to_string(attempt)),
+          verification_request(tag_for(campaign_id, ctx.id, verify_name + std::to_string(attempt)),
                                ctx.collective, ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size,
                                spec.max_size, options.verify_iterations, rules_abs, trace_dir);
       request.run_timeout_s = spec.run_timeout_s;
@@ -295,12 +324,13 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
       text += vr.to_text(table) + "\n";
       nlohmann::json context_json = {{"collective", std::string(name(ctx.collective))},
                                      {"comm_size", ctx.comm_size},
+                                     {"predicted", probe},
                                      {"matches", vr.matches()},
                                      {"sizes", vr.rows.size()},
                                      {"run_ok", run_ok},
                                      {"rows", verification_rows_json(vr, table)}};
 
-      if (remeasure) {
+      if (remeasure && !probe) {
         // Re-measurement: tuned (file loaded) and default in A B / B A rounds; round r's tuned
         // run is paired with round r's default run.
         std::map<std::int64_t, std::size_t> index;

@@ -302,5 +302,68 @@ TEST_F(TuneCliTest, RefusesWhatTheBackendCannotSanelyRunBeforeAnything) {
   }
 }
 
+TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
+  // Issue #15: --np 2,4,8 on the sim backend: one whole-cluster campaign, a file for 2-8 ranks
+  // with predicted blocks, the report's predicted cells.
+  auto r = run_process({COLLTUNE_BINARY,
+                        "tune",
+                        "--backend",
+                        "sim",
+                        "--np",
+                        "2:8",
+                        "--collectives",
+                        "reduce",
+                        "--sizes",
+                        "4:4096",
+                        "--budget",
+                        "6",
+                        "--final-repeats",
+                        "2",
+                        "--db",
+                        (dir_ / "wc.db").string(),
+                        "--rules-out",
+                        (dir_ / "wc.conf").string(),
+                        "--report-out",
+                        (dir_ / "wc.json").string()},
+                       {.timeout_s = 120});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  std::ifstream in(dir_ / "wc.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.at("campaign").at("spec").at("cluster").at("strategy"), "nearest");
+  std::set<int> predicted;
+  for (const auto& p : report.at("predicted")) predicted.insert(p.at("comm_size").get<int>());
+  EXPECT_EQ(predicted, (std::set<int>{3, 5, 6, 7}));
+  EXPECT_NE(r.stdout_text.find("reduce: measured P=2,4,8"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("predicted P=3,5,6,7"), std::string::npos) << r.stdout_text;
+  std::ifstream rules(dir_ / "wc.conf");
+  const std::string text((std::istreambuf_iterator<char>(rules)), {});
+  EXPECT_NE(text.find("reduce P=5: PREDICTED"), std::string::npos) << text;
+  EXPECT_NE(text.find("reduce above 8 ranks"), std::string::npos) << text;
+}
+
+TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string reason;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"--np", "3:64"}, "does not reach 64"},
+           {{"--np", "2,4,4"}, "4 given twice"},
+           {{"--np", "1,2"}, "below 2"},
+           {{"--nodes", "1,2,4,8,16", "--ppn", "1,16"}, "16 ranks can be 1x16, 16x1"},
+           {{"--np", "2,4,64"}, "ranks per core"},
+       }) {
+    std::vector<std::string> args = {
+        COLLTUNE_BINARY, "tune",  "--backend", "local",
+        "--collectives", "bcast", "--db",      (dir_ / "bad.db").string()};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    auto r = run_process(args, {.timeout_s = 60});
+    EXPECT_NE(r.exit_code, 0) << c.reason;
+    EXPECT_NE(r.stderr_text.find(c.reason), std::string::npos) << r.stderr_text;
+  }
+  Store store((dir_ / "bad.db").string());
+  EXPECT_FALSE(store.campaign(1)) << "refused before it was created";
+}
+
 }  // namespace
 }  // namespace colltune

@@ -121,6 +121,39 @@ TEST(SlurmBackend, InvalidRequestsThrowAndMissingBenchmarksFailEveryRun) {
   EXPECT_TRUE(sink.jobs.empty());
 }
 
+// Issue #15: a whole-cluster campaign naming more nodes than the partition has is refused
+// before anything is submitted (sinfo asked once); when sinfo fails the scheduler decides.
+TEST(SlurmBackend, AdmitRefusesMoreNodesThanThePartitionHas) {
+  TempDir tmp;
+  auto o = offline_options(tmp.path());
+  o.partition = "debug";
+  const fs::path sinfo = tmp.path() / "sinfo";
+  // Two nodes (n1 listed twice, as sinfo -N does for a node in two partitions); records argv.
+  std::ofstream(sinfo) << "#!/bin/sh\necho \"$@\" >> " << (tmp.path() / "sinfo.args").string()
+                       << "\nprintf 'n1|idle|4|none\\nn1|idle|4|none\\nn2|idle|4|none\\n'\n";
+  fs::permissions(sinfo, fs::perms::owner_all);
+  o.commands.sinfo = sinfo.string();
+  SlurmBackend backend(o);
+  auto r = request();
+  r.comm_size = 8;
+  r.nodes = 2;
+  EXPECT_EQ(backend.admit(r), "");
+  r.nodes = 4;
+  EXPECT_EQ(backend.admit(r), "4 nodes asked, but the partition 'debug' has 2");
+  std::ifstream args(tmp.path() / "sinfo.args");
+  std::string line, all;
+  int calls = 0;
+  while (std::getline(args, line)) {
+    ++calls;
+    all += line;
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_NE(all.find("-p debug"), std::string::npos) << all;
+
+  SlurmBackend offline(offline_options(tmp.path()));  // sinfo does not exist
+  EXPECT_EQ(offline.admit(r), "");
+}
+
 TEST(SlurmBackend, ACancelledBatchSubmitsNothing) {
   TempDir tmp;
   SlurmBackend backend(offline_options(tmp.path()));

@@ -126,6 +126,12 @@ export interface ReportResult {
   // Where the speed-up and its interval come from: the re-measure with the file loaded, or
   // the final phase's pairs.
   speedup_source?: 'remeasure' | 'final';
+  // Whole-cluster campaigns: "predicted" cells were not run at that communicator size; their
+  // confidence is the model's probability that the choice beats the default.
+  source?: 'measured' | 'predicted';
+  confidence?: number | null;
+  layout_from?: number;
+  note?: string;
 }
 
 export interface ReportContext {
@@ -143,6 +149,8 @@ export interface Report {
   campaign: { id: number; name: string; state: string; spec: CampaignSpec; error: string };
   contexts: ReportContext[];
   results: ReportResult[];
+  // Whole-cluster campaigns: the predicted cells (absent or empty otherwise).
+  predicted?: ReportResult[];
   cost: { jobs: number; runs: number; benchmark_seconds: number; node_seconds?: number };
 }
 

@@ -293,6 +293,37 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     await screenshot(admin, 'campaign.png', 1450);
   });
 
+  it('shows a whole-cluster campaign\'s predicted cells apart from the measured ones', async () => {
+    // Issue #15: bcast measured at 2, 4 and 8 ranks; 3, 5, 6 and 7 predicted.
+    const created = await daemon.api('/api/v1/campaigns', {
+      method: 'POST',
+      body: {
+        name: 'whole cluster', backend: 'sim', sizes: '4:4K', budget: 4, batch_size: 4, iterations: 10, warmup: 1, final_repeats: 2,
+        contexts: [2, 4, 8].map((p) => ({ collective: 'bcast', comm_size: p })),
+        cluster: { strategy: 'nearest', min_confidence: 0.8 },
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.json.id;
+    await waitFor('the whole-cluster campaign to finish', async () => (await daemon.api(`/api/v1/campaigns/${id}`)).json.state === 'done', 180_000, 500);
+    const report = (await daemon.api(`/api/v1/campaigns/${id}/report`)).json;
+    assert.deepEqual([...new Set(report.predicted.map((r) => r.comm_size))].sort(), [3, 5, 6, 7]);
+    await admin.evaluate((cid) => (location.hash = `#/campaigns/${cid}`), id);
+    const map = admin.locator('.campaign-page[data-loaded=true] [data-testid=result-map]');
+    await map.waitFor();
+    await waitFor('the map to draw every cell', async () => (await map.locator('rect').count()) === report.results.length + report.predicted.length, 20_000);
+    assert.equal(await map.locator('rect[data-source=measured]').count(), report.results.length);
+    assert.equal(await map.locator('rect[data-source=predicted]').count(), report.predicted.length);
+    for (const r of report.predicted.slice(0, 8)) {
+      const cell = map.locator(`rect[data-comm-size="${r.comm_size}"][data-msg-size="${r.msg_size}"]`);
+      assert.equal(await cell.getAttribute('class'), 'cell predicted');
+      assert.equal(Number(await cell.getAttribute('data-algorithm')), r.best.algorithm);
+      assert.match(await cell.locator('title').textContent(), new RegExp(`PREDICTED[\\s\\S]*confidence that it beats the default: ${r.confidence.toFixed(2)}`));
+    }
+    assert.ok((await map.locator('[data-field=predicted-note]').count()) > 0);
+    await screenshot(admin, 'whole-cluster.png', 900);
+  });
+
   it('gives a viewer no mutating controls, and the API refuses them', async () => {
     const viewer = await browser.context.newPage();
     watch(viewer, 'viewer');

@@ -1,5 +1,7 @@
 // The result map: message size × communicator size, one panel per collective, each cell
 // coloured by the chosen algorithm; segment size, fan-out and latencies in its tooltip.
+// Whole-cluster campaigns add predicted cells (sizes not run): drawn faded with a dashed
+// outline and marked "predicted" with the model's confidence, apart from the measured ones.
 import type { ReportResult } from '../api';
 import { h, svg } from '../dom';
 import * as fmt from '../format';
@@ -12,6 +14,13 @@ const TOP = 8;
 const BOTTOM = 40;
 
 function cellText(r: ReportResult): string {
+  if (r.source === 'predicted')
+    return [
+      `${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}: PREDICTED (not run at this size)`,
+      `chosen: ${fmt.configLabel(r.best, r.best_name)}`,
+      `confidence that it beats the default: ${r.confidence == null ? 'unknown' : r.confidence.toFixed(2)}`,
+      r.note ? r.note : `layout of P=${r.layout_from ?? '?'}`,
+    ].join('\n');
   return [
     `${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}`,
     `chosen: ${fmt.configLabel(r.best, r.best_name)}`,
@@ -21,12 +30,13 @@ function cellText(r: ReportResult): string {
   ].join('\n');
 }
 
-export function resultMap(results: ReportResult[]): HTMLElement {
+export function resultMap(results: ReportResult[], predicted: ReportResult[] = []): HTMLElement {
   const root = h('div', { class: 'result-map', 'data-testid': 'result-map' });
   const tooltip = h('div', { class: 'map-tooltip', role: 'tooltip', hidden: true });
-  const collectives = [...new Set(results.map((r) => r.collective))].sort();
+  const cells = [...results.map((r) => ({ ...r, source: 'measured' as const })), ...predicted.map((r) => ({ ...r, source: 'predicted' as const }))];
+  const collectives = [...new Set(cells.map((r) => r.collective))].sort();
   for (const collective of collectives) {
-    const rows = results.filter((r) => r.collective === collective);
+    const rows = cells.filter((r) => r.collective === collective);
     const sizes = [...new Set(rows.map((r) => r.msg_size))].sort((a, b) => a - b);
     const comms = [...new Set(rows.map((r) => r.comm_size))].sort((a, b) => a - b);
     // Colour by algorithm id, so a legend entry means the same in every cell of the panel.
@@ -38,7 +48,8 @@ export function resultMap(results: ReportResult[]): HTMLElement {
     comms.forEach((p, row) => {
       const y = TOP + (comms.length - 1 - row) * CELL_H;
       const label = svg('text', { x: LEFT - 6, y: y + CELL_H / 2 + 4, 'text-anchor': 'end', class: 'axis-label' });
-      label.textContent = `P=${p}`;
+      const predictedRow = !rows.some((z) => z.comm_size === p && z.source === 'measured');
+      label.textContent = predictedRow ? `P=${p}*` : `P=${p}`;
       chart.appendChild(label);
       sizes.forEach((size, col) => {
         const r = rows.find((z) => z.comm_size === p && z.msg_size === size);
@@ -50,7 +61,8 @@ export function resultMap(results: ReportResult[]): HTMLElement {
           height: CELL_H - 2,
           rx: 3,
           fill: r.best.algorithm === 0 ? '#d9d9d9' : colour(index.get(r.best.algorithm) ?? 0),
-          class: r.default_within_noise ? 'cell within-noise' : 'cell',
+          class: r.source === 'predicted' ? 'cell predicted' : r.default_within_noise ? 'cell within-noise' : 'cell',
+          'data-source': r.source,
           'data-algorithm': r.best.algorithm,
           'data-msg-size': size,
           'data-comm-size': p,
@@ -86,7 +98,10 @@ export function resultMap(results: ReportResult[]): HTMLElement {
         h('li', null, h('span', { class: 'swatch', style: `background:${id === 0 ? '#d9d9d9' : colour(index.get(id) ?? 0)}` }), `${name} (${id})`),
       ),
     );
-    root.appendChild(h('figure', { class: 'map-panel', 'data-testid': `map-${collective}` }, h('figcaption', null, collective), chart, legend));
+    const note = rows.some((r) => r.source === 'predicted')
+      ? h('p', { class: 'muted', 'data-field': 'predicted-note' }, '* predicted sizes (not run): dashed cells, the model’s choice where it is confident, else the default')
+      : null;
+    root.appendChild(h('figure', { class: 'map-panel', 'data-testid': `map-${collective}` }, h('figcaption', null, collective), chart, legend, note));
   }
   root.appendChild(tooltip);
   return root;

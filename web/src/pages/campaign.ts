@@ -106,7 +106,7 @@ export function campaignPage(id: number): Page {
       return;
     }
     const table = resultsTable(results);
-    replaceContent(mapBox, resultMap(results), h('details', { class: 'table-details' }, h('summary', null, `Table of the ${results.length} results`), h('div', { class: 'table-wrap' }, table)));
+    replaceContent(mapBox, resultMap(results, data.report.predicted ?? []), h('details', { class: 'table-details' }, h('summary', null, `Table of the ${results.length} results`), h('div', { class: 'table-wrap' }, table)));
     replaceContent(latencyBox, latencyCharts(results));
     const charts = speedupCharts(results);
     frames.push(...charts);

@@ -1,0 +1,107 @@
+// Whole-cluster search (issue #15): one search over a collective at several communicator sizes
+// at once. One surrogate covers (configuration x message size x communicator size), so that a
+// run at one size informs its neighbours; the strategy chooses both the configuration and the
+// communicator size of each run, weighing what a run teaches against what it costs (a run at
+// P=512 costs far more node-seconds than one at P=16), and it predicts the best configuration at
+// communicator sizes it never ran, with a confidence.
+//
+// Pure code like Strategy (strategy.h): no I/O, deterministic for a seed, state() / restore().
+// The engine owns the runs: it asks suggest(), runs each suggestion at its comm size, and hands
+// every evaluation back with observe().
+//
+// This header is the contract between the optimizer and the campaign plumbing; implementations
+// live in optimizer/cluster_*.{h,cpp}.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/algorithm_table.h"
+#include "core/collective.h"
+#include "core/tuning_config.h"
+#include "optimizer/strategy.h"
+
+namespace colltune {
+
+// A communicator size the campaign may run, with its layout and price.
+struct ClusterSize {
+  int comm_size = 0;
+  int nodes = 1;
+  int ppn = 0;  // ranks per node; 0 = comm_size / nodes
+  // Expected node-seconds of one run at this size (benchmark seconds x nodes); the strategy
+  // compares these, so only their ratios matter. 0 = let the strategy estimate from comm_size.
+  double run_cost = 0;
+};
+
+struct ClusterStrategyOptions {
+  std::uint64_t seed = 1;
+  std::vector<std::int64_t> msg_sizes;  // OSU message sizes tuned (same at every comm size)
+  std::vector<ClusterSize> sizes;       // sizes the campaign may run, ascending comm_size
+  // Maximum evaluations over all sizes (0 = strategy default) and maximum node-seconds
+  // (sum of run_cost of the observed runs; 0 = no limit).
+  int budget = 0;
+  double budget_node_seconds = 0;
+  // Strategy-specific settings (see the implementation's header); unknown keys are rejected.
+  nlohmann::json settings = nlohmann::json::object();
+};
+
+struct ClusterSuggestion {
+  int comm_size = 0;  // one of options.sizes
+  TuningConfig config;
+};
+
+// The pick at one (comm size, message size).
+struct ClusterChoice {
+  int comm_size = 0;
+  std::int64_t msg_size = 0;
+  TuningConfig config;     // the Open MPI default (algorithm 0) when the model is not confident
+  double latency_us = 0;   // estimate for config (observed median when measured, else the model)
+  double default_us = 0;   // estimate for the default (NaN when unknown)
+  bool measured = false;   // config was observed at this comm size; false = predicted
+  // Probability, under the model, that `config` is faster than the default at this point
+  // (1 for measured picks that beat the default in the observations).
+  double confidence = 0;
+};
+
+class ClusterStrategy {
+ public:
+  virtual ~ClusterStrategy() = default;
+
+  virtual std::string name() const = 0;
+
+  // Up to `max_count` (comm size, configuration) pairs to run next; empty = nothing more to ask.
+  virtual std::vector<ClusterSuggestion> suggest(int max_count) = 0;
+
+  // Records one evaluation made at `comm_size` (in any order).
+  virtual void observe(int comm_size, const Evaluation& evaluation) = 0;
+
+  // True when the budget is spent or the model's predictions at the sizes it did not run are
+  // good enough (stop_reason() says which).
+  virtual bool done() const = 0;
+  virtual std::string stop_reason() const = 0;
+
+  // Candidates worth re-measuring at a comm size that was run, per message size, best first.
+  virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;
+
+  // The pick for every message size at each of `comm_sizes` (measured or not, any size >= 2).
+  // A predicted pick whose confidence is below `min_confidence` is the default.
+  virtual std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
+                                               double min_confidence) const = 0;
+
+  virtual nlohmann::json state() const = 0;
+  virtual void restore(const nlohmann::json& state) = 0;
+};
+
+// Names accepted by make_cluster_strategy (e.g. "bo-cluster").
+std::vector<std::string> cluster_strategy_names();
+
+// Throws std::invalid_argument for an unknown name or bad options (no sizes, a size < 2).
+std::unique_ptr<ClusterStrategy> make_cluster_strategy(const std::string& name,
+                                                       Collective collective,
+                                                       const AlgorithmTable& table,
+                                                       const ClusterStrategyOptions& options);
+
+}  // namespace colltune

@@ -1,0 +1,471 @@
+// Issue #15, whole-cluster campaigns end to end on the sim backend: the input grammar
+// (server/comm_sizes.h), the spec's "cluster" field, the fallback ClusterStrategy "nearest",
+// one search per collective across its sizes, kill / resume, and a rules file from 2 ranks to
+// the largest size that means the same in each Open MPI version's reader.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "optimizer/cluster_nearest.h"
+#include "rules/rules_reader.h"
+#include "rules/rules_writer.h"
+#include "server/backend_factory.h"
+#include "server/campaign_engine.h"
+#include "server/campaign_spec.h"
+#include "server/cluster_rules.h"
+#include "server/cluster_search.h"
+#include "server/comm_sizes.h"
+#include "server/rules_stage.h"
+#include "server/store.h"
+
+namespace colltune {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string refusal(const std::function<void()>& f) {
+  try {
+    f();
+    return {};
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+
+// ---- input ----
+
+TEST(CommSizes, ListsDoublingAndSteps) {
+  EXPECT_EQ(parse_comm_sizes("2,4,8,16,32"), (std::vector<int>{2, 4, 8, 16, 32}));
+  EXPECT_EQ(parse_comm_sizes("2:64"), (std::vector<int>{2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(parse_comm_sizes("3:48"), (std::vector<int>{3, 6, 12, 24, 48}));
+  EXPECT_EQ(parse_comm_sizes("2:8:1"), (std::vector<int>{2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(parse_comm_sizes("12,2:8:2"), (std::vector<int>{2, 4, 6, 8, 12}));
+  EXPECT_EQ(parse_comm_sizes("5"), (std::vector<int>{5}));
+}
+
+TEST(CommSizes, RefusesAmbiguityDuplicatesAndSmallSizes) {
+  EXPECT_NE(refusal([] { parse_comm_sizes("3:64"); }).find("does not reach 64"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2:9:2"); }).find("does not reach 9"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2,4,4"); }).find("4 given twice"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2:8,4"); }).find("4 given twice"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("1,2"); }).find("below 2"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("1:8"); }).find("below 2"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2:8:0"); }).find("step"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("2;4"); }).find("not a whole number"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes("8:2"); }).find("ends below"), std::string::npos);
+  EXPECT_NE(refusal([] { parse_comm_sizes(""); }).find("not a whole number"), std::string::npos);
+}
+
+TEST(CommSizes, NodesTimesPpnNeedsALayoutWhereSizesCollide) {
+  // 1x16 and 16x1 are both 16 ranks: refused without a layout policy.
+  const std::string why = refusal([] { plan_layouts("", "1,2,4,8,16", "1,16", ""); });
+  EXPECT_NE(why.find("16 ranks can be 1x16, 16x1"), std::string::npos) << why;
+  const auto packed = plan_layouts("", "1,2,4,8,16", "1,16", "packed");
+  const auto spread = plan_layouts("", "1,2,4,8,16", "1,16", "spread");
+  // 1x1 (one rank) is left out; sizes 2, 4, 8, 16, 32, 64, 128, 256.
+  ASSERT_EQ(packed.size(), 8u);
+  EXPECT_EQ(packed.front(), (CommLayout{2, 2, 1}));
+  auto at16 = [](const std::vector<CommLayout>& v) {
+    for (const auto& l : v)
+      if (l.comm_size == 16) return l;
+    return CommLayout{};
+  };
+  EXPECT_EQ(at16(packed), (CommLayout{16, 1, 16}));
+  EXPECT_EQ(at16(spread), (CommLayout{16, 16, 1}));
+  EXPECT_EQ(plan_layouts("", "", "", "2x16,4x16"),
+            (std::vector<CommLayout>{{32, 2, 16}, {64, 4, 16}}));
+  EXPECT_NE(refusal([] { plan_layouts("", "", "", "2x16,4x8"); }).find("two layouts of 32"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { plan_layouts("4", "", "", "2x2"); }).find("replaces --np"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { plan_layouts("", "1,2", "", ""); }).find("needs --ppn"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { plan_layouts("2,4", "", "", "packed"); }).find("--layout"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { plan_layouts("2,4", "3", "", ""); }).find("3 nodes for 2 ranks"),
+            std::string::npos);
+  EXPECT_EQ(plan_layouts("", "", "", ""), (std::vector<CommLayout>{{4, 1, 0}}));  // as before
+}
+
+// ---- spec ----
+
+nlohmann::json cluster_spec_json(const std::vector<int>& sizes) {
+  nlohmann::json contexts = nlohmann::json::array();
+  for (const char* c : {"bcast", "reduce"})
+    for (int p : sizes) contexts.push_back({{"collective", c}, {"comm_size", p}});
+  return {{"backend", "sim"},
+          {"contexts", contexts},
+          {"sizes", "4:16K"},
+          {"budget", 6},
+          {"batch_size", 4},
+          {"final_repeats", 2},
+          {"cluster", {{"strategy", "nearest"}, {"min_confidence", 0.8}}}};
+}
+
+TEST(ClusterSpec, ParsesRoundTripsAndKeepsOldSpecsValid) {
+  const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
+  EXPECT_TRUE(spec.cluster.enabled);
+  EXPECT_EQ(spec.cluster.strategy, "nearest");
+  EXPECT_EQ(parse_campaign_spec(to_json(spec)).cluster, spec.cluster);
+  auto old = cluster_spec_json({4});
+  old.erase("cluster");
+  const CampaignSpec plain = parse_campaign_spec(old);
+  EXPECT_FALSE(plain.cluster.enabled);
+  EXPECT_FALSE(to_json(plain).contains("cluster"));  // an old reader still reads it
+  auto bad = cluster_spec_json({2, 4});
+  bad["contexts"].push_back({{"collective", "bcast"}, {"comm_size", 4}, {"nodes", 2}});
+  EXPECT_NE(refusal([&] { parse_campaign_spec(bad); }).find("bcast P=4 is given twice"),
+            std::string::npos);
+  auto unknown = cluster_spec_json({2, 4});
+  unknown["cluster"]["colour"] = 1;
+  EXPECT_NE(refusal([&] { parse_campaign_spec(unknown); }).find("cluster.colour"),
+            std::string::npos);
+  auto low = cluster_spec_json({2, 4});
+  low["cluster"]["min_confidence"] = 0.2;
+  EXPECT_NE(refusal([&] { parse_campaign_spec(low); }).find("min_confidence"), std::string::npos);
+}
+
+// ---- the fallback strategy ----
+
+Evaluation eval(const TuningConfig& c, const std::vector<std::int64_t>& sizes,
+                const std::vector<double>& us) {
+  Evaluation e;
+  e.config = c;
+  e.msg_sizes = sizes;
+  e.latency_us = us;
+  return e;
+}
+
+TEST(NearestCluster, PredictsBetweenMeasuredSizesWithConfidence) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  ClusterStrategyOptions o;
+  o.msg_sizes = {1024, 4096};
+  o.sizes = {{4, 1, 4, 0}, {16, 1, 16, 0}};
+  o.budget = 40;
+  NearestClusterStrategy s(Collective::bcast, table, o);
+  // The first suggestions are the default at each size, the cheaper size first.
+  const auto first = s.suggest(2);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].comm_size, 4);
+  EXPECT_TRUE(first[0].config.is_default());
+  EXPECT_EQ(first[1].comm_size, 16);
+  const TuningConfig binomial{5, 0, 0};
+  const TuningConfig chain{2, 1024, 2};
+  for (int rep = 0; rep < 3; ++rep) {
+    const double jitter = 1 + 0.01 * rep;
+    s.observe(4, eval(TuningConfig::default_decision(), o.msg_sizes, {100 * jitter, 100 * jitter}));
+    s.observe(4, eval(binomial, o.msg_sizes, {50 * jitter, 101 * jitter}));
+    s.observe(16,
+              eval(TuningConfig::default_decision(), o.msg_sizes, {200 * jitter, 200 * jitter}));
+    s.observe(16, eval(binomial, o.msg_sizes, {90 * jitter, 150 * jitter}));
+    s.observe(16, eval(chain, o.msg_sizes, {95 * jitter, 120 * jitter}));
+  }
+  const auto picks = s.recommend({4, 8, 16, 64}, 0.8);
+  auto at = [&](int p, std::int64_t m) {
+    for (const auto& c : picks)
+      if (c.comm_size == p && c.msg_size == m) return c;
+    return ClusterChoice{};
+  };
+  // Measured: the best median; the default where nothing beat it.
+  EXPECT_TRUE(at(4, 1024).measured);
+  EXPECT_EQ(at(4, 1024).config, binomial);
+  EXPECT_TRUE(at(4, 4096).config.is_default());
+  EXPECT_EQ(at(16, 4096).config, chain);
+  // Between 4 and 16: both neighbours agree at 1 KiB -> binomial, confident.
+  EXPECT_FALSE(at(8, 1024).measured);
+  EXPECT_EQ(at(8, 1024).config, binomial);
+  EXPECT_GT(at(8, 1024).confidence, 0.8);
+  // They disagree at 4 KiB (default at 4, chain at 16): at most half the confidence -> default.
+  EXPECT_TRUE(at(8, 4096).config.is_default());
+  EXPECT_LE(at(8, 4096).confidence, 0.5);
+  // Two octaves above the largest measured size: confidence quartered -> default.
+  EXPECT_TRUE(at(64, 1024).config.is_default());
+  EXPECT_NEAR(at(64, 1024).confidence, at(16, 1024).confidence > 0 ? 0.25 : 0, 0.02);
+  // state / restore: the same picks and the same next suggestions.
+  NearestClusterStrategy copy(Collective::bcast, table, o);
+  copy.restore(s.state());
+  EXPECT_EQ(copy.state(), s.state());
+  const auto a = s.suggest(3), b = copy.suggest(3);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].comm_size, b[i].comm_size);
+    EXPECT_EQ(a[i].config, b[i].config);
+  }
+  // A configuration that won at a neighbour is tried early at the other sizes.
+  NearestClusterStrategy fresh(Collective::bcast, table, o);
+  fresh.observe(16, eval(TuningConfig::default_decision(), o.msg_sizes, {200, 200}));
+  fresh.observe(16, eval(chain, o.msg_sizes, {95, 120}));
+  const auto next = fresh.suggest(2);
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0].comm_size, 4);
+  EXPECT_TRUE(next[0].config.is_default());
+  EXPECT_EQ(next[1].comm_size, 4);
+  EXPECT_EQ(next[1].config, chain);
+}
+
+TEST(NearestCluster, RefusesBadOptions) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  ClusterStrategyOptions o;
+  o.msg_sizes = {4};
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
+  o.sizes = {{1, 1, 1, 0}};
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
+  o.sizes = {{4, 1, 4, 0}, {4, 2, 2, 0}};
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
+  o.sizes = {{4, 1, 4, 0}};
+  o.settings = {{"colour", 1}};
+  EXPECT_THROW(make_cluster_strategy("nearest", Collective::bcast, table, o),
+               std::invalid_argument);
+  o.settings = nlohmann::json::object();
+  EXPECT_THROW(make_cluster_strategy("nope", Collective::bcast, table, o), std::invalid_argument);
+}
+
+TEST(ClusterSearch, PredictionSizes) {
+  EXPECT_EQ(cluster_prediction_sizes({2, 4, 8}, 8), (std::vector<int>{3, 5, 6, 7}));
+  const auto large = cluster_prediction_sizes({2, 64, 1024}, 1024);
+  EXPECT_EQ(large.front(), 4);
+  EXPECT_TRUE(std::count(large.begin(), large.end(), 768));
+  EXPECT_FALSE(std::count(large.begin(), large.end(), 1024));
+  EXPECT_LT(large.size(), 30u);
+}
+
+// ---- end to end on the sim backend ----
+
+class WholeCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("colltune-whole-cluster-" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_);
+    store_ = std::make_unique<Store>((dir_ / "store.db").string());
+    backend_ = make_backend("sim", nlohmann::json::object());
+  }
+  void TearDown() override {
+    store_.reset();
+    fs::remove_all(dir_);
+  }
+
+  RulesStageResult rules(std::int64_t id, const std::string& format) {
+    JobExecutor executor(*store_, *backend_, nullptr);
+    RulesStageOptions o;
+    o.rules_path = dir_ / ("rules-" + format);
+    o.work_dir = dir_;
+    o.format = format;
+    CancelFlag cancel;
+    return finish_campaign_rules(*store_, executor, table_, id, o, cancel);
+  }
+
+  // The configuration the campaign meant at (collective, P, OSU size): the final pick at a
+  // measured size, the predicted pick at a predicted one, the default above the largest size.
+  TuningConfig intended(std::int64_t id, Collective coll, int p, std::int64_t msg) {
+    for (const auto& c : store_->contexts(id)) {
+      if (c.collective != coll) continue;
+      if (c.comm_size == p) {
+        for (const auto& pick : c.result.at("picks"))
+          if (pick.at("msg_size").get<std::int64_t>() == msg) {
+            const auto best = pick.at("best").get<TuningConfig>();
+            // The file writes knobs an algorithm does not read as 0.
+            const AlgorithmInfo* info = table_.at(coll).find(best.algorithm);
+            if (!info || best.algorithm == 0) return TuningConfig::default_decision();
+            return {best.algorithm, info->uses_segsize ? best.segsize : 0,
+                    info->uses_fanout ? best.fanout : 0};
+          }
+        return TuningConfig::default_decision();
+      }
+      if (c.result.is_object() && c.result.contains("cluster"))
+        for (const auto& pick : c.result.at("cluster").at("predicted"))
+          if (pick.at("comm_size").get<int>() == p &&
+              pick.at("msg_size").get<std::int64_t>() == msg) {
+            const auto best = pick.at("best").get<TuningConfig>();
+            const AlgorithmInfo* info = table_.at(coll).find(best.algorithm);
+            if (!info || best.algorithm == 0) return TuningConfig::default_decision();
+            return {best.algorithm, info->uses_segsize ? best.segsize : 0,
+                    info->uses_fanout ? best.fanout : 0};
+          }
+    }
+    return TuningConfig::default_decision();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Backend> backend_;
+  const AlgorithmTable& table_ = AlgorithmTable::builtin_4_1();
+};
+
+TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderReadsAlike) {
+  const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
+  CampaignEngine::check_admissible(*store_, *backend_, spec);
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  CampaignEngine engine(*store_, *backend_, table_);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+
+  // One search per collective: budget 6 per size x 3 sizes, spread over the sizes; every run
+  // recorded on its size's context with that context's layout.
+  const auto contexts = store_->contexts(id);
+  std::map<Collective, int> search_runs;
+  for (const auto& c : contexts) {
+    EXPECT_EQ(c.state, "done");
+    int runs = 0;
+    for (const auto& job : store_->jobs(id))
+      if (job.context_id == c.id && job.purpose == "search") {
+        const BenchmarkRequest r = job.request.get<BenchmarkRequest>();
+        EXPECT_EQ(r.comm_size, c.comm_size);
+        EXPECT_EQ(r.nodes, c.nodes);
+        runs += static_cast<int>(store_->runs_of_job(job.id).size());
+      }
+    EXPECT_GT(runs, 0) << name(c.collective) << " P=" << c.comm_size;
+    search_runs[c.collective] += runs;
+  }
+  EXPECT_EQ(search_runs[Collective::bcast], 18);
+  EXPECT_EQ(search_runs[Collective::reduce], 18);
+
+  // The predictions: every size from 2 to 8 not run, per message size, with a confidence.
+  const auto report = campaign_report(*store_, id, table_);
+  std::set<std::pair<std::string, int>> predicted_sizes;
+  for (const auto& p : report.at("predicted")) {
+    EXPECT_EQ(p.at("source"), "predicted");
+    EXPECT_TRUE(p.at("confidence").is_number());
+    predicted_sizes.insert({p.at("collective").get<std::string>(), p.at("comm_size").get<int>()});
+  }
+  EXPECT_EQ(predicted_sizes, (std::set<std::pair<std::string, int>>{{"bcast", 3},
+                                                                    {"bcast", 5},
+                                                                    {"bcast", 6},
+                                                                    {"bcast", 7},
+                                                                    {"reduce", 3},
+                                                                    {"reduce", 5},
+                                                                    {"reduce", 6},
+                                                                    {"reduce", 7}}));
+  // Some predicted cells carry a tuned choice (the sim's landscapes differ enough from the
+  // default), each with the model's confidence above the campaign's threshold.
+  int tuned_predictions = 0;
+  for (const auto& p : report.at("predicted"))
+    if (p.at("best").at("algorithm").get<int>() != 0) {
+      ++tuned_predictions;
+      EXPECT_GE(p.at("confidence").get<double>(), 0.8) << p.dump();
+    }
+  EXPECT_GT(tuned_predictions, 0);
+  for (const auto& r : report.at("results")) EXPECT_EQ(r.at("source"), "measured");
+  ASSERT_EQ(report.at("cluster").size(), 2u);
+  EXPECT_EQ(report.at("cluster")[0].at("max_comm_size"), 8);
+
+  // The file for each version, read back by that version's reader: at every P from 2 to
+  // beyond the largest size and every message size, Open MPI runs what the campaign meant.
+  struct Target {
+    std::string format;
+    RulesDialect dialect;
+  };
+  // (The stage validates against the backend's Open MPI, 4.1.4 for the sim: it writes the
+  // classic file; the v2 and JSON files are written from the same model.)
+  const RulesStageResult stage = rules(id, "classic");
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  EXPECT_NE(stage.content.find("PREDICTED"), std::string::npos);
+  EXPECT_NE(stage.content.find("bcast above 8 ranks"), std::string::npos);
+  EXPECT_NE(stage.content.find("measured on 1 node x 4 ranks"), std::string::npos);
+  const RulesModel written = parse_rules(stage.content, RulesDialect::ompi_4_1);
+  for (const auto& target :
+       {Target{"classic", RulesDialect::ompi_4_1}, Target{"v2", RulesDialect::ompi_v2},
+        Target{"json", RulesDialect::ompi_main}}) {
+    const std::string text = write_rules(written, *parse_rules_format(target.format));
+    const RulesReadResult read = read_rules_text(text, target.dialect);
+    ASSERT_TRUE(read.loaded) << target.format << ": " << read.reason;
+    for (Collective coll : {Collective::bcast, Collective::reduce})
+      for (int p = 2; p <= 12; ++p)
+        for (std::int64_t m : osu_message_sizes(coll, spec.min_size, spec.max_size))
+          EXPECT_EQ(configured_choice(read.model, coll, p, m, read.semantics),
+                    p > 8 ? TuningConfig::default_decision() : intended(id, coll, p, m))
+              << target.format << " " << name(coll) << " P=" << p << " size " << m;
+  }
+  // The classic file read with main's range semantics would shift blocks: why main gets JSON.
+  const RulesModel& model = written;
+  int differs = 0;
+  for (int p = 2; p <= 12; ++p)
+    for (std::int64_t m : osu_message_sizes(Collective::reduce, spec.min_size, spec.max_size))
+      differs +=
+          configured_choice(model, Collective::reduce, p, m, LookupSemantics::ompi_4_1) !=
+          configured_choice(model, Collective::reduce, p, m, LookupSemantics::ompi_main_classic);
+  EXPECT_GT(differs, 0);
+}
+
+TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
+  const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  CancelFlag cancel;
+  int jobs_done = 0;
+  {
+    // Interrupted after the third search job of the first collective.
+    CampaignEngine engine(*store_, *backend_, table_,
+                          [&](const std::string& type, const nlohmann::json&) {
+                            if (type == "job_done" && ++jobs_done == 3) cancel.cancel();
+                          });
+    ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
+  }
+  // What was recorded before the interruption stays; the strategy's state is on the lead.
+  std::size_t runs_before = 0;
+  for (const auto& job : store_->jobs(id)) runs_before += store_->runs_of_job(job.id).size();
+  EXPECT_GT(runs_before, 0u);
+  const auto lead_state = store_->contexts(id).front().optimizer_state;
+  ASSERT_TRUE(lead_state.is_object());
+  EXPECT_EQ(lead_state.at("strategy"), "nearest");
+
+  CancelFlag go_on;
+  CampaignEngine engine(*store_, *backend_, table_);
+  ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+  // No run lost, none repeated: the search made exactly its budget per collective, each
+  // (size, configuration) once.
+  for (const auto& group : cluster_groups(store_->contexts(id))) {
+    int runs = 0;
+    std::set<std::pair<int, TuningConfig>> seen;
+    for (const auto& c : group)
+      for (const auto& run : store_->runs_of_context(c.id, "search")) {
+        ++runs;
+        EXPECT_TRUE(seen.insert({c.comm_size, run.config}).second)
+            << name(c.collective) << " P=" << c.comm_size << " " << to_string(run.config);
+      }
+    EXPECT_EQ(runs, 18) << name(group.front().collective);
+  }
+  // And the file is valid and covers every size.
+  const RulesStageResult stage = rules(id, "classic");
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  const RulesReadResult read = read_rules_text(stage.content, RulesDialect::ompi_4_1);
+  ASSERT_TRUE(read.loaded) << read.reason;
+  for (int p = 2; p <= 9; ++p)
+    for (std::int64_t m : osu_message_sizes(Collective::bcast, spec.min_size, spec.max_size))
+      EXPECT_EQ(configured_choice(read.model, Collective::bcast, p, m, read.semantics),
+                p > 8 ? TuningConfig::default_decision() : intended(id, Collective::bcast, p, m));
+}
+
+TEST_F(WholeCluster, SizesTheBackendCannotRunAreRefusedBeforeAnythingRuns) {
+  // An OSU directory with the two benchmarks (admission only looks for them).
+  fs::create_directories(dir_ / "osu");
+  for (const char* b : {"osu_bcast", "osu_reduce"}) {
+    std::ofstream(dir_ / "osu" / b) << "#!/bin/sh\n";
+    fs::permissions(dir_ / "osu" / b, fs::perms::owner_all);
+  }
+  auto local = make_backend(
+      "local", {{"osu_dir", (dir_ / "osu").string()}, {"cores", 2}, {"max_ranks_per_core", 4}});
+  const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8, 16}));
+  const std::string why = refusal([&] { CampaignEngine::check_admissible(*store_, *local, spec); });
+  EXPECT_NE(why.find("P=16"), std::string::npos) << why;
+  auto unknown = cluster_spec_json({2, 4});
+  unknown["cluster"]["strategy"] = "oracle";
+  const std::string no_strategy = refusal(
+      [&] { CampaignEngine::check_admissible(*store_, *backend_, parse_campaign_spec(unknown)); });
+  EXPECT_NE(no_strategy.find("unknown cluster strategy 'oracle'"), std::string::npos)
+      << no_strategy;
+  auto beyond = cluster_spec_json({2, 4});
+  beyond["cluster"]["predict_up_to"] = 32;
+  const std::string too_far = refusal(
+      [&] { CampaignEngine::check_admissible(*store_, *local, parse_campaign_spec(beyond)); });
+  EXPECT_NE(too_far.find("cluster.predict_up_to: P=32"), std::string::npos) << too_far;
+  EXPECT_TRUE(store_->campaigns().empty());
+}
+
+}  // namespace
+}  // namespace colltune
