@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -69,6 +70,57 @@ std::vector<int> parse_sizes(const std::string& text) {
   return out;
 }
 
+// Decision time of bo-cluster for one batch at `sizes` x the collective's spaces x 19 message
+// sizes, after the initial design and `rows` more runs (random configurations and sizes, latencies
+// from a smooth synthetic function with 5 % noise): the first suggest() includes the
+// hyper-parameter fit, the second (after observing that batch) the steady state between fits.
+void timing(Collective collective, const std::vector<int>& sizes, const std::vector<int>& counts,
+            int batch) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  for (int rows : counts) {
+    ClusterStrategyOptions o;
+    o.seed = 1;
+    for (std::int64_t m = 4; m <= (1 << 20); m *= 2) o.msg_sizes.push_back(m);
+    std::size_t configs = 0;
+    for (int p : sizes) {
+      o.sizes.push_back({p, 1, 0, 0});
+      configs = std::max(configs, SearchSpace(collective, p, table).size());
+    }
+    o.budget = 100000;
+    auto s = make_cluster_strategy("bo-cluster", collective, table, o);
+    Rng rng(rows);
+    auto measure = [&](int p, const TuningConfig& c) {
+      Evaluation e;
+      e.config = c;
+      e.msg_sizes = o.msg_sizes;
+      for (auto m : o.msg_sizes)
+        e.latency_us.push_back((1 + c.algorithm * 0.1 + c.fanout * 0.01) * std::log2(p) *
+                               (2 + m * 1e-3) * (1 + 0.05 * rng.uniform()));
+      s->observe(p, e);
+    };
+    for (const auto& d : s->suggest(1000)) measure(d.comm_size, d.config);  // the design
+    for (int i = 0; i < rows; ++i) {
+      int p = sizes[rng.below(sizes.size())];
+      const auto& pts = SearchSpace(collective, p, table).points();
+      measure(p, pts[rng.below(pts.size())]);
+    }
+    double ms[2], cpu[2];
+    for (int k = 0; k < 2; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      std::clock_t c0 = std::clock();
+      auto next = s->suggest(batch);
+      cpu[k] = 1000.0 * (std::clock() - c0) / CLOCKS_PER_SEC;
+      ms[k] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto& n : next) measure(n.comm_size, n.config);
+    }
+    std::printf(
+        "| %s | %zu sizes x %zu configs x %zu message sizes | %d | %.0f / %.0f | %.0f / %.0f |\n",
+        std::string(name(collective)).c_str(), sizes.size(), configs, o.msg_sizes.size(), rows,
+        cpu[0], ms[0], cpu[1], ms[1]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,11 +130,14 @@ int main(int argc, char** argv) {
   int seeds = 3, ppn = 0, batch = 4;
   double min_confidence = 0.7;
   std::string settings_text = "{}";
-  app.add_option("--sim", sim.profile, "simulated cluster profile")->required();
+  std::vector<int> timing_rows;
+  app.add_option("--sim", sim.profile, "simulated cluster profile");
+  app.add_option("--timing-rows", timing_rows,
+                 "only time bo-cluster's decisions after these numbers of runs (no --sim)")
+      ->delimiter(',');
   app.add_option("--comm-sizes", sizes_text, "comma-separated comm sizes")->required();
   app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
-  app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))")
-      ->required();
+  app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
   app.add_option("--seeds", seeds, "seeds per method");
   app.add_option("--batch", batch, "suggestions per job");
   app.add_option("--min-confidence", min_confidence,
@@ -98,6 +153,12 @@ int main(int argc, char** argv) {
     if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
     const std::vector<int> sizes = parse_sizes(sizes_text);
     if (sizes.size() < 2) throw std::invalid_argument("--comm-sizes needs at least two sizes");
+    if (!timing_rows.empty()) {
+      timing(*collective, sizes, timing_rows, batch);
+      return 0;
+    }
+    if (sim.profile.empty()) throw std::invalid_argument("--sim PROFILE is required");
+    if (ppn < 1) throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
     sim.collectives = {*collective};
     std::map<int, Landscape> land;
     for (int p : sizes) {
