@@ -259,14 +259,18 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   Eigen::MatrixXd mean, var;
   gp.predict(rows, &mean, &var);
   // Summed EI of each pair at its own size.
-  std::map<Pair, double> ei;
+  std::map<Pair, double> ei, top_ei;
   for (int p = 0; p < k; ++p) {
     Eigen::VectorXd best = mean.middleRows(first[p], first[p + 1] - first[p]).colwise().minCoeff();
     for (int i = first[p]; i < first[p + 1]; ++i) {
-      double sum = 0;
-      for (int s = 0; s < m; ++s)
-        sum += expected_improvement(mean(i, s), std::sqrt(var(i, s)), best[s]);
+      double sum = 0, top = 0;
+      for (int s = 0; s < m; ++s) {
+        double e = expected_improvement(mean(i, s), std::sqrt(var(i, s)), best[s]);
+        sum += e;
+        top = std::max(top, e);
+      }
       ei[all[i]] = sum;
+      top_ei[all[i]] = top;
     }
   }
   const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
@@ -297,7 +301,7 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
                                     std::log2(static_cast<double>(other)), length);
         value += c * c * it->second;
       }
-      out.push_back({all[i], value / cost, ei[all[i]] / m});
+      out.push_back({all[i], value / cost, top_ei[all[i]]});
     }
   }
   std::stable_sort(out.begin(), out.end(),
@@ -363,7 +367,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       double noise = gp->noise_sd().mean();
       double threshold = std::max(settings_.ei_floor, settings_.ei_noise_fraction * noise);
       double best_ei = 0;
-      for (const auto& s : scored) best_ei = std::max(best_ei, s.mean_ei);
+      for (const auto& s : scored) best_ei = std::max(best_ei, s.max_ei);
       if (best_ei < threshold) {
         stopped_ = true;
         stop_reason_ = "ei";

@@ -95,8 +95,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Acquisition over every candidate pair of the campaign's sizes; best first.
   struct Scored {
     Pair pair;
-    double value = 0;    // per unit cost
-    double mean_ei = 0;  // mean EI per message size at its own size (log units)
+    double value = 0;   // per unit cost
+    double max_ei = 0;  // largest EI over the message sizes at its own size (log units)
   };
   std::vector<Scored> acquisition(const ClusterGp& gp, const std::set<Pair>& excluded) const;
   bool budget_spent() const;

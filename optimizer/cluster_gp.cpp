@@ -31,6 +31,7 @@ const Prior kPriors[kClusterGpParamCount] = {
     {std::log(0.25), 1.0},     // log length-scale, message size
     {std::log(0.05), 1.5},     // log size nugget
     {2 * std::log(0.1), 2.0},  // log noise variance
+    {std::log(0.1), 1.5},      // log comm-size nugget
 };
 
 }  // namespace
@@ -44,13 +45,13 @@ Eigen::VectorXd ClusterGp::default_theta() {
 
 Eigen::VectorXd ClusterGp::lower_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12;
+  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9;
   return b;
 }
 
 Eigen::VectorXd ClusterGp::upper_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0;
+  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2;
   return b;
 }
 
@@ -72,6 +73,7 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
   const double ls_seg = std::exp(theta[kClusterLogLengthSeg]);
   const double ls_fan = std::exp(theta[kClusterLogLengthFan]);
   const double ls_comm = std::exp(theta[kClusterLogLengthComm]);
+  const double nugget = std::exp(theta[kClusterLogCommNugget]);
   Eigen::MatrixXd k(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j) {
@@ -79,7 +81,8 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
       double ds = (x.seg - y.seg) / ls_seg, df = (x.fan - y.fan) / ls_fan;
       double kc = (x.category == y.category ? 1.0 : rho) * matern52(std::sqrt(ds * ds + df * df));
       double kp = matern52(std::abs(a[i].log2_comm - b[j].log2_comm) / ls_comm);
-      k(i, j) = kp * (shared + signal * kc);
+      double own = a[i].log2_comm == b[j].log2_comm ? nugget : 0.0;
+      k(i, j) = kp * (shared + signal * kc) + own * signal * kc;
     }
   return k;
 }
@@ -162,7 +165,8 @@ void ClusterGp::predict(const std::vector<ClusterRow>& points, Eigen::MatrixXd* 
   if (mean) *mean = trend(points) + (kx.transpose() * alpha_ks_) * scale_.asDiagonal();
   if (variance) {
     const double prior_row =
-        std::exp(theta_[kClusterLogSharedVar]) + std::exp(theta_[kClusterLogSignalVar]);
+        std::exp(theta_[kClusterLogSharedVar]) +
+        std::exp(theta_[kClusterLogSignalVar]) * (1.0 + std::exp(theta_[kClusterLogCommNugget]));
     Eigen::MatrixXd pc = (qr_.transpose() * sqrt_r_.asDiagonal() * kx).array().square().matrix();
     Eigen::MatrixXd reduction = pc.transpose() * g_ * vs2_;  // T x m
     Eigen::MatrixXd prior =

@@ -5,13 +5,17 @@
 // cheap (eigendecompositions of the two factors, O(n^3 + m^3)):
 //
 //   cov(y(c,P,s), y(c',P',s')) = K_row((c,P),(c',P')) K_s(s,s') + [same cell] tau^2 / r
-//   K_row = k_P(P,P') * (v_shared + sigma_f^2 * (1 if alg(c)=alg(c') else rho) * M52(seg,fan))
+//   K_row = k_P(P,P') * (v_shared + sigma_f^2 * k_c(c,c')) + [P=P'] sigma_f^2 mu k_c(c,c')
+//   k_c   = (1 if alg(c)=alg(c') else rho) * M52(seg,fan)
 //   k_P   = Matern52(|log2 P - log2 P'| / l_P)
 //   K_s   = Matern52(|u_s - u_s'| / l_size) + lambda [s=s']   (u = scaled log2 message size)
 //
 // v_shared is the part every configuration shares at a comm size (everything gets slower as P
 // grows); sigma_f^2 the configuration-specific part, smooth in log2 P with the same l_P, so a
-// configuration's advantage at P=64 carries over to P=128 as far as the data say it does. The
+// configuration's advantage at P=64 carries over to P=128 as far as the data say it does; mu
+// is the part of it that belongs to one comm size only (a power-of-two size, a size where a
+// tree fills one more level): without it such a feature is either smoothed away or, with a
+// short l_P, nothing carries over between sizes. The
 // prior mean is a per-message-size linear trend in log2 P (least squares on the rows), so the
 // model extrapolates log latency linearly in log2 P rather than back to a constant.
 // y is log latency (mean over the r runs of the cell), standardised per message size.
@@ -34,7 +38,8 @@ enum ClusterGpParam : int {
   kClusterLogSharedVar,
   kClusterLogLengthSize,
   kClusterLogSizeNugget,
-  kClusterLogNoiseVar,  // per-run noise variance (standardised units)
+  kClusterLogNoiseVar,    // per-run noise variance (standardised units)
+  kClusterLogCommNugget,  // share of the configuration part specific to one comm size
   kClusterGpParamCount
 };
 

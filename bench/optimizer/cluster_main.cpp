@@ -38,6 +38,7 @@ struct Scored {
   double node_seconds = 0;
   double decision_ms_max = 0;
   std::string note;
+  std::map<int, std::vector<double>> by_comm;  // regrets per comm size
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -128,7 +129,7 @@ int main(int argc, char** argv) {
   bench::SimLandscapeOptions sim;
   std::string sizes_text, collective_name = "bcast", cache_dir;
   int seeds = 3, ppn = 0, batch = 4;
-  double min_confidence = 0.7;
+  double min_confidence = 0.7, cluster_budget = 0.25;
   std::string settings_text = "{}";
   std::vector<int> timing_rows;
   app.add_option("--sim", sim.profile, "simulated cluster profile");
@@ -142,6 +143,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "suggestions per job");
   app.add_option("--min-confidence", min_confidence,
                  "bo-cluster: predicted picks below it = default");
+  app.add_option("--cluster-budget", cluster_budget,
+                 "second bo-cluster row: node-second budget as a fraction of (a)'s");
   app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
   app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
   app.add_option("--sim-threads", sim.threads, "simulation threads");
@@ -197,7 +200,7 @@ int main(int argc, char** argv) {
         o.finalists = 0;
         o.final_pick = "strategy";
         auto r = bench::simulate(land.at(p), table, o);
-        for (double x : r.regrets) a.regrets.push_back(x);
+        for (double x : r.regrets) a.regrets.push_back(x), a.by_comm[p].push_back(x);
         a.runs += r.runs;
         a.node_seconds += r.benchmark_seconds * nodes(p);
         a.decision_ms_max = std::max(a.decision_ms_max, r.decision_ms_max);
@@ -210,46 +213,63 @@ int main(int argc, char** argv) {
       co.seed = seed;
       co.msg_sizes = land.at(sizes.front()).msg_sizes;
       co.settings = nlohmann::json::parse(settings_text);
+      // Expected node-seconds of one run at P: the mean over the landscape's configurations of
+      // a run's benchmark seconds (noise-free), times the nodes.
       for (int p : sizes) {
-        std::vector<double> lat;
-        for (auto s : co.msg_sizes) {
-          const auto* pt = land.at(p).find(TuningConfig{}, s);
-          lat.push_back(pt ? pt->truth : std::nan(""));
+        const Landscape& l = land.at(p);
+        double total = 0;
+        int count = 0;
+        for (const auto& cfg : l.configs()) {
+          std::vector<double> lat;
+          for (auto m : co.msg_sizes) {
+            const auto* pt = l.find(cfg, m);
+            lat.push_back(pt ? pt->truth : std::nan(""));
+          }
+          total += cost.run_seconds(co.msg_sizes, lat);
+          ++count;
         }
         co.sizes.push_back(
-            {p, static_cast<int>(nodes(p)), 0, cost.run_seconds(co.msg_sizes, lat) * nodes(p)});
+            {p, static_cast<int>(nodes(p)), 0, total / std::max(1, count) * nodes(p)});
       }
-      auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
-      Scored c{"bo-cluster (c)", {}, 0, 0, 0, ""};
-      Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
-      while (!strategy->done()) {
-        auto t0 = std::chrono::steady_clock::now();
-        auto next = strategy->suggest(batch);
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                        .count();
-        if (next.empty()) break;
-        c.decision_ms_max = std::max(c.decision_ms_max, ms);
-        for (const auto& sgg : next) {
-          Evaluation e;
-          e.config = sgg.config;
-          e.msg_sizes = co.msg_sizes;
-          e.latency_us = land.at(sgg.comm_size).draw(sgg.config, e.msg_sizes, draws);
-          e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
-                                  [](double x) { return std::isfinite(x); });
-          c.runs += 1;
-          c.node_seconds += cost.run_seconds(e.msg_sizes, e.latency_us) * nodes(sgg.comm_size);
-          strategy->observe(sgg.comm_size, e);
+      auto run_cluster = [&](const std::string& label, double budget_node_seconds) {
+        co.budget_node_seconds = budget_node_seconds;
+        auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
+        Scored c{label, {}, 0, 0, 0, ""};
+        Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
+        while (!strategy->done()) {
+          auto t0 = std::chrono::steady_clock::now();
+          auto next = strategy->suggest(batch);
+          double ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+          if (next.empty()) break;
+          c.decision_ms_max = std::max(c.decision_ms_max, ms);
+          for (const auto& sgg : next) {
+            Evaluation e;
+            e.config = sgg.config;
+            e.msg_sizes = co.msg_sizes;
+            e.latency_us = land.at(sgg.comm_size).draw(sgg.config, e.msg_sizes, draws);
+            e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
+                                    [](double x) { return std::isfinite(x); });
+            c.runs += 1;
+            c.node_seconds += cost.run_seconds(e.msg_sizes, e.latency_us) * nodes(sgg.comm_size);
+            strategy->observe(sgg.comm_size, e);
+          }
         }
-      }
-      c.note = strategy->stop_reason();
-      const auto picks = strategy->recommend(sizes, min_confidence);
-      for (int p : sizes) {
-        std::vector<Choice> choices;
-        for (const auto& k : picks)
-          if (k.comm_size == p)
-            choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
-        for (double x : score(p, choices)) c.regrets.push_back(x);
-      }
+        c.note = strategy->stop_reason();
+        const auto picks = strategy->recommend(sizes, min_confidence);
+        for (int p : sizes) {
+          std::vector<Choice> choices;
+          for (const auto& k : picks)
+            if (k.comm_size == p)
+              choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
+        }
+        return c;
+      };
+      const Scored c_free = run_cluster("bo-cluster (c), own stop", 0);
+      const Scored c =
+          run_cluster("bo-cluster (c), node-s budget", cluster_budget * a.node_seconds);
 
       // (b) nearest-size extension over a subset of (a)'s per-size searches.
       auto nearest = [&](const std::vector<int>& tuned, const std::string& label) {
@@ -262,7 +282,8 @@ int main(int argc, char** argv) {
           int from = tuned.front();
           for (int t : tuned)
             if (t <= p) from = t;
-          for (double x : score(p, per_size.at(from).choices)) b.regrets.push_back(x);
+          for (double x : score(p, per_size.at(from).choices))
+            b.regrets.push_back(x), b.by_comm[p].push_back(x);
         }
         b.note = "tuned at";
         for (int t : tuned) b.note += " " + std::to_string(t);
@@ -278,16 +299,24 @@ int main(int argc, char** argv) {
         }
         return out;
       };
-      std::vector<int> equal = spread(1);
-      for (int count = 2; count <= static_cast<int>(sizes.size()); ++count) {
-        auto cand = spread(count);
+      // Equal cost: the most sizes whose per-size searches cost no more than (c), either evenly
+      // spread over the list (smallest first) or the smallest sizes first.
+      auto cost_of = [&](const std::vector<int>& tuned) {
         double ns = 0;
-        for (int p : cand) ns += per_size.at(p).benchmark_seconds * nodes(p);
-        if (ns <= c.node_seconds) equal = cand;
+        for (int p : tuned) ns += per_size.at(p).benchmark_seconds * nodes(p);
+        return ns;
+      };
+      std::vector<int> spread_equal = spread(1), smallest_equal = {sizes.front()};
+      for (int count = 2; count <= static_cast<int>(sizes.size()); ++count) {
+        if (auto cand = spread(count); cost_of(cand) <= c.node_seconds) spread_equal = cand;
+        std::vector<int> first(sizes.begin(), sizes.begin() + count);
+        if (cost_of(first) <= c.node_seconds) smallest_equal = first;
       }
-      rows.push_back(nearest(equal, "nearest (b), equal cost"));
+      rows.push_back(nearest(spread_equal, "nearest (b), equal cost, spread"));
+      rows.push_back(nearest(smallest_equal, "nearest (b), equal cost, smallest first"));
       rows.push_back(nearest(spread((static_cast<int>(sizes.size()) + 2) / 3),
                              "nearest (b), a third of the sizes"));
+      rows.push_back(c_free);
       rows.push_back(c);
       for (const auto& r : rows) {
         nlohmann::json j = {{"profile", sim.profile},
@@ -302,6 +331,8 @@ int main(int argc, char** argv) {
                             {"regret_p90", quantile(r.regrets, 0.9)},
                             {"decision_ms_max", r.decision_ms_max},
                             {"note", r.note}};
+        for (const auto& [p, v] : r.by_comm)
+          j["regret_mean_by_comm_size"][std::to_string(p)] = mean_of(v);
         std::cerr << j.dump() << "\n";
       }
       all_seeds.push_back(rows);
