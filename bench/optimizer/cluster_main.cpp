@@ -17,9 +17,11 @@
 #include <cmath>
 #include <ctime>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bench/optimizer/landscape.h"
 #include "bench/optimizer/sim_landscape.h"
 #include "bench/optimizer/simulation.h"
 #include "core/rng.h"
@@ -122,6 +124,91 @@ void timing(Collective collective, const std::vector<int>& sizes, const std::vec
   }
 }
 
+// Recorded sweeps (e.g. bench/data/ornl-peak.csv): for every collective with several comm
+// sizes, leave one size out, give bo-cluster every recorded run at the other sizes, and score
+// its picks at the left-out size against the recorded truth (median of the repeats); beside
+// it the nearest tuned size (best median at the largest other size <= P, else the smallest)
+// and the default.
+int leave_out(const std::string& path, double min_confidence) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const auto all = bench::load_landscapes(path, table);
+  std::map<Collective, std::vector<const Landscape*>> by_collective;
+  for (const auto& l : all) by_collective[l.collective].push_back(&l);
+  std::printf(
+      "| collective | left out P | from | configs | bo-cluster regret mean / max %% | predicted "
+      "picks (confident) | nearest size regret mean / max %% | default regret mean %% "
+      "|\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto& [collective, ls] : by_collective) {
+    if (ls.size() < 2) continue;
+    for (const Landscape* out : ls) {
+      ClusterStrategyOptions o;
+      o.msg_sizes = out->msg_sizes;
+      std::string from;
+      for (const Landscape* l : ls)
+        if (l != out) {
+          o.sizes.push_back({l->comm_size, 1, 0, 0});
+          from += (from.empty() ? "" : ",") + std::to_string(l->comm_size);
+        }
+      o.budget = 100000;
+      auto s = make_cluster_strategy("bo-cluster", collective, table, o);
+      for (const Landscape* l : ls) {
+        if (l == out) continue;
+        for (const auto& cfg : l->configs()) {
+          std::size_t runs = 0;
+          for (auto m : o.msg_sizes)
+            if (const auto* pt = l->find(cfg, m)) runs = std::max(runs, pt->repeats.size());
+          for (std::size_t r = 0; r < runs; ++r) {
+            Evaluation e;
+            e.config = cfg;
+            e.msg_sizes = o.msg_sizes;
+            for (auto m : o.msg_sizes) {
+              const auto* pt = l->find(cfg, m);
+              e.latency_us.push_back(pt && r < pt->repeats.size() ? pt->repeats[r] : std::nan(""));
+            }
+            s->observe(l->comm_size, e);
+          }
+        }
+      }
+      const auto picks = s->recommend({out->comm_size}, min_confidence);
+      std::vector<Choice> cluster, nearest, def;
+      int predicted = 0, confident = 0;
+      const Landscape* near = nullptr;  // largest other size <= P, else the smallest other
+      for (const Landscape* l : ls)
+        if (l != out && l->comm_size <= out->comm_size) near = l;
+      if (!near) near = ls.front() == out ? ls[1] : ls.front();
+      for (const auto& k : picks) {
+        cluster.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+        ++predicted;
+        if (k.confidence >= min_confidence && !k.config.is_default()) ++confident;
+        TuningConfig best{};
+        double best_v = std::numeric_limits<double>::infinity();
+        for (const auto& cfg : near->configs())
+          if (const auto* pt = near->find(cfg, k.msg_size); pt && pt->truth < best_v)
+            best_v = pt->truth, best = cfg;
+        nearest.push_back({k.msg_size, best, 0, 0});
+        def.push_back({k.msg_size, TuningConfig{}, 0, 0});
+      }
+      auto stats = [&](const std::vector<Choice>& c) {
+        auto r = bench::regrets(*out, c);
+        std::vector<double> f;
+        for (double x : r)
+          if (std::isfinite(x)) f.push_back(x);
+        return std::make_pair(mean_of(f),
+                              f.empty() ? std::nan("") : *std::max_element(f.begin(), f.end()));
+      };
+      auto [cm, cx] = stats(cluster);
+      auto [nm, nx] = stats(nearest);
+      auto [dm, dx] = stats(def);
+      (void)dx;
+      std::printf("| %s | %d | %s | %zu | %.2f / %.1f | %d (%d) | %.2f / %.1f | %.2f |\n",
+                  std::string(name(collective)).c_str(), out->comm_size, from.c_str(),
+                  out->configs().size(), 100 * cm, 100 * cx, predicted, confident, 100 * nm,
+                  100 * nx, 100 * dm);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,11 +219,14 @@ int main(int argc, char** argv) {
   double min_confidence = 0.7, cluster_budget = 0.25;
   std::string settings_text = "{}";
   std::vector<int> timing_rows;
+  std::string recorded;
+  app.add_option("--recorded", recorded,
+                 "leave-one-comm-size-out on a recorded landscape CSV (no --sim)");
   app.add_option("--sim", sim.profile, "simulated cluster profile");
   app.add_option("--timing-rows", timing_rows,
                  "only time bo-cluster's decisions after these numbers of runs (no --sim)")
       ->delimiter(',');
-  app.add_option("--comm-sizes", sizes_text, "comma-separated comm sizes")->required();
+  app.add_option("--comm-sizes", sizes_text, "comma-separated comm sizes");
   app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
   app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
   app.add_option("--seeds", seeds, "seeds per method");
@@ -152,6 +242,7 @@ int main(int argc, char** argv) {
 
   try {
     const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+    if (!recorded.empty()) return leave_out(recorded, min_confidence);
     const auto collective = parse_collective(collective_name);
     if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
     const std::vector<int> sizes = parse_sizes(sizes_text);
