@@ -304,23 +304,21 @@ int main(int argc, char** argv) {
       co.seed = seed;
       co.msg_sizes = land.at(sizes.front()).msg_sizes;
       co.settings = nlohmann::json::parse(settings_text);
-      // Expected node-seconds of one run at P: the mean over the landscape's configurations of
-      // a run's benchmark seconds (noise-free), times the nodes.
+      // Expected node-seconds of one run at P: the median over the landscape's configurations
+      // of a run's benchmark seconds (noise-free; the median, since a few pathological
+      // configurations are 100x slower than the rest), times the nodes.
       for (int p : sizes) {
         const Landscape& l = land.at(p);
-        double total = 0;
-        int count = 0;
+        std::vector<double> seconds;
         for (const auto& cfg : l.configs()) {
           std::vector<double> lat;
           for (auto m : co.msg_sizes) {
             const auto* pt = l.find(cfg, m);
             lat.push_back(pt ? pt->truth : std::nan(""));
           }
-          total += cost.run_seconds(co.msg_sizes, lat);
-          ++count;
+          seconds.push_back(cost.run_seconds(co.msg_sizes, lat));
         }
-        co.sizes.push_back(
-            {p, static_cast<int>(nodes(p)), 0, total / std::max(1, count) * nodes(p)});
+        co.sizes.push_back({p, static_cast<int>(nodes(p)), 0, quantile(seconds, 0.5) * nodes(p)});
       }
       auto run_cluster = [&](const std::string& label, double budget_node_seconds) {
         co.budget_node_seconds = budget_node_seconds;
