@@ -459,9 +459,14 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
         if (std::isfinite(v) && v > 0) r[s].push_back(v);
       }
     }
+    // Candidates: the configurations run somewhere (in their canonical form at this size) and
+    // the default; a configuration never run anywhere is not recommended on the prior alone.
+    std::set<TuningConfig> seen{TuningConfig::default_decision()};
+    for (const auto& o : evaluations_)
+      if (!o.evaluation.failed) seen.insert(space.canonical(o.evaluation.config));
     std::vector<TuningConfig> configs;
     for (const auto& c : space.points())
-      if (!failed.count(c)) configs.push_back(c);
+      if (!failed.count(c) && seen.count(c)) configs.push_back(c);
     Eigen::MatrixXd mean, var;
     if (gp) {
       std::vector<ClusterRow> rows;

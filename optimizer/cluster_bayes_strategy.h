@@ -23,8 +23,8 @@
 //  - Stop: the budgets (evaluations, node-seconds) or, after the design, when no size has a
 //    configuration whose mean EI per message size exceeds max(ei_floor, ei_noise_fraction x
 //    noise sd): the model expects no improvement above the noise anywhere ("ei").
-//  - recommend(P): at every message size the configuration of P's space with the lowest
-//    posterior mean. measured = that configuration was run at P. Confidence = P(config faster
+//  - recommend(P): at every message size the configuration with the lowest posterior mean
+//    among P's space's configurations that were run at some size (and the default). measured = that configuration was run at P. Confidence = P(config faster
 //    than the default) under the posterior (independent marginals; 1 for a measured pick whose
 //    runs' median beats the default's measured median at P; 0.5 when the pick is the default
 //    itself). A predicted pick below min_confidence falls back to the default and keeps the
