@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "core/rng.h"
+#include "optimizer/cluster_gp.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -142,6 +144,14 @@ TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
     worst = std::max(worst, truth(c.config, 32, c.msg_size) / best - 1.0);
   }
   EXPECT_LT(worst, 0.04);
+  // Picks are configurations that were run somewhere (canonical at the size) or the default.
+  std::set<TuningConfig> run_somewhere;
+  for (const auto& x : suggested) run_somewhere.insert(space32.canonical(x.config));
+  for (const auto& c : choices) {
+    if (c.comm_size == 32) {
+      EXPECT_TRUE(c.config.is_default() || run_somewhere.count(c.config));
+    }
+  }
   // An impossible confidence threshold turns every predicted pick into the default.
   for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
 }
@@ -158,6 +168,43 @@ TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   EXPECT_TRUE(s->done());
   EXPECT_LE(spent, 400 + 100);  // the last batch may cross the budget by one run
   EXPECT_FALSE(s->stop_reason().empty());
+}
+
+// The surrogate on its own: noise-free rows that are linear in log2 P are reproduced at a comm
+// size between the measured ones, with a small posterior variance there and a larger one far
+// outside the data.
+TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
+  ClusterGridData d;
+  const int m = 3;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  std::vector<int> ps = {2, 4, 8, 32, 64};
+  d.log_latency.resize(static_cast<int>(ps.size()) * 2, m);
+  d.repeats = Eigen::VectorXd::Ones(static_cast<int>(ps.size()) * 2);
+  int i = 0;
+  for (int cat = 0; cat < 2; ++cat)
+    for (int p : ps) {
+      ClusterRow r;
+      r.config.category = cat;
+      r.log2_comm = std::log2(p);
+      d.rows.push_back(r);
+      for (int s = 0; s < m; ++s)
+        d.log_latency(i, s) =
+            1.0 + 0.5 * r.log2_comm + 0.3 * s + (cat == 1 ? 0.1 * r.log2_comm : 0.0);
+      ++i;
+    }
+  Eigen::VectorXd theta = fit_cluster_gp(d, {ClusterGp::default_theta()});
+  ClusterGp gp(d, theta);
+  ClusterRow at16, at4096;
+  at16.config.category = at4096.config.category = 1;
+  at16.log2_comm = 4;
+  at4096.log2_comm = 12;
+  Eigen::MatrixXd mean, var;
+  gp.predict({at16, at4096}, &mean, &var);
+  for (int s = 0; s < m; ++s) {
+    EXPECT_NEAR(mean(0, s), 1.0 + 0.6 * 4 + 0.3 * s, 0.1);
+    EXPECT_LT(var(0, s), var(1, s));
+  }
+  EXPECT_THROW(ClusterGp(ClusterGridData{}, theta), std::invalid_argument);
 }
 
 }  // namespace
