@@ -349,7 +349,23 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     for (int r = 0; r < mean.rows(); ++r) fantasy_values.push_back(mean.row(r).transpose());
   };
   auto gp = model({}, {});
-  if (!gp) return out;  // nothing usable observed yet: wait for the design's results
+  if (!gp) {
+    // Nothing usable observed yet (the design's runs pending or failed): random pairs, so that
+    // an empty answer keeps meaning "nothing more to ask".
+    Rng rng(options_.seed ^ (0x9E3779B97F4A7C15ULL * (evaluations_.size() + pending_.size() + 1)));
+    std::vector<Pair> free;
+    for (const auto& size : options_.sizes)
+      for (const auto& c : space_at(size.comm_size).points())
+        if (!excluded.count({size.comm_size, c})) free.push_back({size.comm_size, c});
+    rng.shuffle(free);
+    for (const auto& p : free) {
+      if (static_cast<int>(out.size()) >= max_count || budget_spent()) break;
+      out.push_back({p.first, p.second});
+      pending_.insert(p);
+    }
+    if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
+    return out;
+  }
   believe(*gp);
   gp = model(fantasies, fantasy_values);
   bool first_pick = pending_.empty();

@@ -156,6 +156,19 @@ TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
   for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
 }
 
+TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
+  // An engine with parallel jobs asks again before the first results are in: an empty answer
+  // would mean "done", so the strategy hands out more pairs instead.
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8}, 60));
+  std::set<std::pair<int, TuningConfig>> seen;
+  for (int round = 0; round < 12; ++round) {  // 48 runs asked: more than the design holds
+    auto batch = s->suggest(4);
+    ASSERT_FALSE(batch.empty()) << "round " << round;
+    for (const auto& b : batch) EXPECT_TRUE(seen.insert({b.comm_size, b.config}).second);
+  }
+  EXPECT_FALSE(s->done());
+}
+
 TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   auto o = options({4, 8, 64}, 0);
   o.sizes[2].run_cost = 100;
