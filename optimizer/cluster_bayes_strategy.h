@@ -19,7 +19,9 @@
 //    run plus where it informs (corr = the fitted comm-size kernel), per unit cost. EI is in
 //    log-latency units against the lowest posterior mean at (P', s) over the configurations of
 //    that size. Evaluated, pending and failed pairs are never suggested again.
-//  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean).
+//  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
+//    nothing usable has been observed yet (the whole design pending), random pairs: an empty
+//    answer means "nothing more to ask".
 //  - Stop: the budgets (evaluations, node-seconds) or, after the design, when no size has a
 //    configuration whose mean EI per message size exceeds max(ei_floor, ei_noise_fraction x
 //    noise sd): the model expects no improvement above the noise anywhere ("ei").
