@@ -22,15 +22,16 @@
 //  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
 //    nothing usable has been observed yet (the whole design pending), random pairs: an empty
 //    answer means "nothing more to ask".
-//  - Stop: the budgets (evaluations, node-seconds) or, after the design, when no size has a
-//    configuration whose mean EI per message size exceeds max(ei_floor, ei_noise_fraction x
-//    noise sd): the model expects no improvement above the noise anywhere ("ei").
+//  - Stop: the budgets (evaluations, 150 by default; node-seconds) or, after the design, when
+//    no candidate has an EI above max(ei_floor, ei_noise_fraction x noise sd) at any (comm
+//    size, message size): the model expects no improvement above the noise anywhere ("ei").
 //  - recommend(P): at every message size the configuration with the lowest posterior mean
-//    among P's space's configurations that were run at some size (and the default). measured = that configuration was run at P. Confidence = P(config faster
-//    than the default) under the posterior (independent marginals; 1 for a measured pick whose
-//    runs' median beats the default's measured median at P; 0.5 when the pick is the default
-//    itself). A predicted pick below min_confidence falls back to the default and keeps the
-//    confidence the rejected pick had, so a reader sees how close it came.
+//    among P's configurations that were run at some size (and the default). measured = that
+//    configuration was run at P. Confidence = P(config faster than the default) under the
+//    posterior (independent marginals; 1 for a measured pick whose runs' median beats the
+//    default's measured median at P; 0.5 when the pick is the default itself). A predicted
+//    pick below min_confidence falls back to the default and keeps the confidence the
+//    rejected pick had, so a reader sees how close it came.
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
