@@ -4,8 +4,9 @@
 //  - Surrogate: ClusterGp (cluster_gp.h) on log latency: rows are (configuration, comm size)
 //    pairs, columns the message sizes; the row kernel is a product of a Matern 5/2 kernel on
 //    log2 P with (a part every configuration shares + a configuration part: categorical
-//    algorithm x Matern 5/2 on the scaled log2 segment size and fan-out), over a linear trend
-//    in log2 P per message size. A configuration is encoded in its canonical form at each comm
+//    algorithm x Matern 5/2 on the scaled log2 segment size and fan-out), plus a part of the
+//    configuration effect private to each comm size, over a linear trend in log2 P per
+//    message size. A configuration is encoded in its canonical form at each comm
 //    size (a chain fan-out is clamped to P - 1), so the same tree shape is the same point.
 //    Hyper-parameters: MAP (L-BFGS-B) on at most max_fit_rows rows, refitted when the rows
 //    grew by refit_growth since the last fit, warm-started from the last fit.
@@ -15,8 +16,12 @@
 //    middle and largest size (the model needs the default's trend in P for its confidence).
 //  - Acquisition (cost-aware): a candidate (c, P) is worth
 //        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
-//    divided by the node-seconds of one run at P: the expected improvement it has where it is
-//    run plus where it informs (corr = the fitted comm-size kernel), per unit cost. EI is in
+//    divided by cost(P)^alpha, cost = the node-seconds of one run at P relative to the
+//    smallest size: the expected improvement it has where it is run plus where it informs
+//    (corr = the fitted comm-size kernel), per unit cost. alpha
+//    falls from 1 to 0 as the budget (evaluations or node-seconds, whichever is further
+//    spent) is used ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the
+//    expensive sizes, a run at the smallest size being always far cheaper. EI is in
 //    log-latency units against the lowest posterior mean at (P', s) over the configurations of
 //    that size. Evaluated, pending and failed pairs are never suggested again.
 //  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
