@@ -104,7 +104,8 @@ void timing(Collective collective, const std::vector<int>& sizes, const std::vec
     for (const auto& d : s->suggest(1000)) measure(d.comm_size, d.config);  // the design
     for (int i = 0; i < rows; ++i) {
       int p = sizes[rng.below(sizes.size())];
-      const auto& pts = SearchSpace(collective, p, table).points();
+      const SearchSpace space(collective, p, table);
+      const auto& pts = space.points();
       measure(p, pts[rng.below(pts.size())]);
     }
     double ms[2], cpu[2];
