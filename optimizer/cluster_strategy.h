@@ -57,10 +57,10 @@ struct ClusterSuggestion {
 struct ClusterChoice {
   int comm_size = 0;
   std::int64_t msg_size = 0;
-  TuningConfig config;    // the Open MPI default (algorithm 0) when the model is not confident
-  double latency_us = 0;  // estimate for config (observed median when measured, else the model)
-  double default_us = 0;  // estimate for the default (NaN when unknown)
-  bool measured = false;  // config was observed at this comm size; false = predicted
+  TuningConfig config;     // the Open MPI default (algorithm 0) when the model is not confident
+  double latency_us = 0;   // estimate for config (observed median when measured, else the model)
+  double default_us = 0;   // estimate for the default (NaN when unknown)
+  bool measured = false;   // config was observed at this comm size; false = predicted
   // Probability, under the model, that `config` is faster than the default at this point
   // (1 for measured picks that beat the default in the observations).
   double confidence = 0;
