@@ -36,7 +36,7 @@ struct TuneArgs {
   std::string nodes;
   std::string ppn;
   std::string layout;
-  std::string cluster_strategy = "nearest";
+  std::string cluster_strategy = "bo-cluster";
   double min_confidence = 0.8;
   int predict_up_to = 0;
   std::string sizes = "4:1048576";

@@ -448,53 +448,48 @@ bool BayesStrategy::done() const {
   return false;
 }
 
-std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
-  ++suggest_calls_;
-  std::vector<TuningConfig> out;
-  if (max_count <= 0 || done()) {
-    if (!stopped_ && done()) {
-      stopped_ = true;
-      stop_reason_ = budget_exhausted() ? "budget" : "thesis rule";
-    }
-    return out;
-  }
-  Rng rng(mix_seed(options_.seed, suggest_calls_));
-  const int room = max_evaluations_ - static_cast<int>(evaluations_.size() + pending_.size());
-  const int want = std::min(max_count, room);
-  if (want <= 0) return out;
+// ---------------------------------------------------------------------------------------------
+// suggest(), in four pieces: candidate generation, the model (hyper-parameters), the
+// acquisition (log-EI per candidate and size, sizes still open = the stop rule), batch
+// selection (greedy Kriging believer).
 
-  while (design_next_ < design_.size() && static_cast<int>(out.size()) < want)
-    out.push_back(design_[design_next_++]);
-  auto finish = [&]() {
-    for (const auto& c : out) pending_.insert(c);
-    return out;
-  };
-  if (static_cast<int>(out.size()) == want) return finish();
+namespace {
 
-  // Candidates: never evaluated, not pending, not already in this batch.
+// Kriging believer: rows for configurations not observed yet, at the posterior mean.
+void append_fantasies(GridData& data, const KroneckerGp& gp,
+                      const std::vector<EncodedConfig>& enc) {
+  if (enc.empty()) return;
+  Eigen::MatrixXd mu;
+  gp.predict(enc, &mu, nullptr);
+  const int old = static_cast<int>(data.configs.size()), add = static_cast<int>(enc.size());
+  data.configs.insert(data.configs.end(), enc.begin(), enc.end());
+  data.z.conservativeResize(old + add, Eigen::NoChange);
+  data.z.bottomRows(add) = mu;
+  data.repeats.conservativeResize(old + add);
+  data.repeats.tail(add).setOnes();
+  data.within_ss.conservativeResize(old + add, Eigen::NoChange);
+  data.within_ss.bottomRows(add).setZero();
+  data.within_dof.conservativeResize(old + add, Eigen::NoChange);
+  data.within_dof.bottomRows(add).setZero();
+}
+
+}  // namespace
+
+std::vector<TuningConfig> BayesStrategy::candidate_points(
+    const std::vector<TuningConfig>& batch) const {
+  // Never evaluated, not pending, not already in this batch.
   std::set<TuningConfig> taken(pending_.begin(), pending_.end());
-  taken.insert(out.begin(), out.end());
+  taken.insert(batch.begin(), batch.end());
   for (const auto& e : evaluations_) taken.insert(space_->canonical(e.config));
   std::vector<TuningConfig> candidates;
   for (const auto& p : space_->points())
     if (!taken.count(p)) candidates.push_back(p);
-  if (candidates.empty()) {
-    if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
-    return finish();
-  }
+  return candidates;
+}
 
-  GridView view = grid_view();
-  if (view.data_rows < kMinModelRows || view.sizes.empty()) {
-    rng.shuffle(candidates);
-    for (const auto& c : candidates) {
-      if (static_cast<int>(out.size()) >= want) break;
-      out.push_back(c);
-    }
-    return finish();
-  }
-
-  // Hyper-parameters: multi-start when the data doubled, warm refit when it grew. Fits and
-  // predictions use the data with outlier cells winsorised under the current hyper-parameters.
+GridData BayesStrategy::fit_hyperparameters(const GridView& view, Rng& rng) {
+  // Multi-start when the data doubled, warm refit when it grew. Fits and predictions use the
+  // data with outlier cells winsorised under the current hyper-parameters.
   const int n = static_cast<int>(view.rows.size());
   auto robust = [](GridData data, const Eigen::VectorXd& theta) {
     winsorize_outliers(data, theta);
@@ -522,75 +517,153 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
     theta_ = fit(robust(view.data, *theta_), {*theta_}, 30);
     fitted_rows_ = n;
   }
-  view.data = robust(view.data, *theta_);
+  return robust(view.data, *theta_);
+}
+
+// The acquisition's inputs that do not change within a batch.
+struct BayesStrategy::AcquisitionContext {
+  const GridView* view = nullptr;
+  Eigen::VectorXd incumbent;  // per size, log latency
+  Eigen::VectorXd noise_var;  // per size, log units
+  double share = 1;           // measurement share of the noise
+};
+
+Eigen::MatrixXd BayesStrategy::log_ei(const AcquisitionContext& ctx,
+                                      const Eigen::MatrixXd& mean_std,
+                                      const Eigen::MatrixXd& var_std) {
+  const GridView& view = *ctx.view;
+  Eigen::MatrixXd out(mean_std.rows(), mean_std.cols());
+  for (int i = 0; i < mean_std.rows(); ++i)
+    for (int s = 0; s < mean_std.cols(); ++s) {
+      double mu = view.center[s] + view.scale[s] * mean_std(i, s);
+      // An unmeasured configuration also has its own discrepancy, unknown until run.
+      double var =
+          view.scale[s] * view.scale[s] * var_std(i, s) + (1.0 - ctx.share) * ctx.noise_var[s];
+      out(i, s) = log_expected_improvement(mu, std::sqrt(var), ctx.incumbent[s]);
+    }
+  return out;
+}
+
+std::vector<int> BayesStrategy::open_sizes(const Eigen::MatrixXd& log_ei,
+                                           const Eigen::VectorXd& noise_var) const {
+  // A size closes when its best EI falls below max(ei_floor, ei_noise_fraction x noise sd).
+  std::vector<int> open;
+  for (int s = 0; s < log_ei.cols(); ++s) {
+    double threshold =
+        std::max(settings_.ei_floor, settings_.ei_noise_fraction * std::sqrt(noise_var[s]));
+    if (log_ei.col(s).maxCoeff() >= std::log(threshold)) open.push_back(s);
+  }
+  return open;
+}
+
+void BayesStrategy::select_batch(const AcquisitionContext& ctx, GridData data,
+                                 std::unique_ptr<KroneckerGp> gp,
+                                 const std::vector<TuningConfig>& candidates,
+                                 const std::vector<EncodedConfig>& cand_enc,
+                                 const Eigen::MatrixXd& mean_std, Eigen::MatrixXd ei,
+                                 const std::vector<int>& open, int want,
+                                 std::vector<TuningConfig>& out) const {
+  // Greedy on the summed log-EI over the open sizes; each pick is fantasised at its posterior
+  // mean (believer: means do not move, variances shrink). gp: the model on `data`.
+  const int nc = static_cast<int>(candidates.size());
+  Eigen::MatrixXd var_std;
+  std::vector<bool> chosen(nc, false);
+  while (static_cast<int>(out.size()) < want) {
+    int best = -1;
+    double best_value = kNegInf;
+    for (int i = 0; i < nc; ++i) {
+      if (chosen[i]) continue;
+      double acq = kNegInf;
+      for (int s : open) acq = log_add_exp(acq, ei(i, s));
+      if (best < 0 || acq > best_value) best = i, best_value = acq;
+    }
+    if (best < 0) break;
+    chosen[best] = true;
+    out.push_back(candidates[best]);
+    if (static_cast<int>(out.size()) >= want) break;
+    append_fantasies(data, *gp, {cand_enc[best]});
+    gp = std::make_unique<KroneckerGp>(data, *theta_);
+    gp->predict(cand_enc, nullptr, &var_std);
+    ei = log_ei(ctx, mean_std, var_std);
+  }
+}
+
+std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
+  ++suggest_calls_;
+  std::vector<TuningConfig> out;
+  if (max_count <= 0 || done()) {
+    if (!stopped_ && done()) {
+      stopped_ = true;
+      stop_reason_ = budget_exhausted() ? "budget" : "thesis rule";
+    }
+    return out;
+  }
+  Rng rng(mix_seed(options_.seed, suggest_calls_));
+  const int room = max_evaluations_ - static_cast<int>(evaluations_.size() + pending_.size());
+  const int want = std::min(max_count, room);
+  if (want <= 0) return out;
+
+  while (design_next_ < design_.size() && static_cast<int>(out.size()) < want)
+    out.push_back(design_[design_next_++]);
+  auto finish = [&]() {
+    for (const auto& c : out) pending_.insert(c);
+    return out;
+  };
+  if (static_cast<int>(out.size()) == want) return finish();
+
+  std::vector<TuningConfig> candidates = candidate_points(out);
+  if (candidates.empty()) {
+    if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
+    return finish();
+  }
+
+  GridView view = grid_view();
+  if (view.data_rows < kMinModelRows || view.sizes.empty()) {
+    rng.shuffle(candidates);
+    for (const auto& c : candidates) {
+      if (static_cast<int>(out.size()) >= want) break;
+      out.push_back(c);
+    }
+    return finish();
+  }
+
+  view.data = fit_hyperparameters(view, rng);
 
   std::vector<EncodedConfig> cand_enc;
   for (const auto& c : candidates) cand_enc.push_back(encoder_.encode(c));
   const int m = static_cast<int>(view.sizes.size());
-  const int nc = static_cast<int>(candidates.size());
 
-  // Fantasise the runs not observed yet (pending, and design points in this batch) at their
-  // posterior mean: Kriging believer.
+  // Fantasise the runs not observed yet (pending, and design points in this batch).
   GridData data = view.data;
-  auto add_fantasies = [&](const KroneckerGp& gp, const std::vector<TuningConfig>& configs) {
-    if (configs.empty()) return;
-    std::vector<EncodedConfig> enc;
-    for (const auto& c : configs) enc.push_back(encoder_.encode(c));
-    Eigen::MatrixXd mu;
-    gp.predict(enc, &mu, nullptr);
-    const int old = static_cast<int>(data.configs.size()), add = static_cast<int>(enc.size());
-    data.configs.insert(data.configs.end(), enc.begin(), enc.end());
-    data.z.conservativeResize(old + add, Eigen::NoChange);
-    data.z.bottomRows(add) = mu;
-    data.repeats.conservativeResize(old + add);
-    data.repeats.tail(add).setOnes();
-    data.within_ss.conservativeResize(old + add, Eigen::NoChange);
-    data.within_ss.bottomRows(add).setZero();
-    data.within_dof.conservativeResize(old + add, Eigen::NoChange);
-    data.within_dof.bottomRows(add).setZero();
-  };
   KroneckerGp observed_gp(data, *theta_);
   {
-    std::vector<TuningConfig> unobserved(pending_.begin(), pending_.end());
-    unobserved.insert(unobserved.end(), out.begin(), out.end());
-    unobserved.erase(std::remove_if(unobserved.begin(), unobserved.end(),
-                                    [&](const TuningConfig& c) { return view.row_of(c) >= 0; }),
-                     unobserved.end());
-    add_fantasies(observed_gp, unobserved);
+    std::vector<EncodedConfig> unobserved;
+    for (const auto& c : pending_)
+      if (view.row_of(c) < 0) unobserved.push_back(encoder_.encode(c));
+    for (const auto& c : out)
+      if (view.row_of(c) < 0) unobserved.push_back(encoder_.encode(c));
+    append_fantasies(data, observed_gp, unobserved);
   }
 
   // Noise-aware incumbent per size: the lowest posterior value among evaluated
   // configurations (their own runs count for what the measurement noise allows).
-  const double share = observed_gp.measurement_share();
+  AcquisitionContext ctx;
+  ctx.view = &view;
+  ctx.share = observed_gp.measurement_share();
   Eigen::MatrixXd cell_mean, cell_var;
-  observed_gp.observed_cell_posterior(share, &cell_mean, &cell_var);
-  Eigen::VectorXd incumbent(m);
+  observed_gp.observed_cell_posterior(ctx.share, &cell_mean, &cell_var);
+  ctx.incumbent.resize(m);
   for (int s = 0; s < m; ++s)
-    incumbent[s] =
+    ctx.incumbent[s] =
         view.center[s] + view.scale[s] * cell_mean.topRows(view.data_rows).col(s).minCoeff();
-  const Eigen::VectorXd noise_var = observed_gp.noise_log_variance();
-  const Eigen::VectorXd noise_sd = noise_var.cwiseSqrt();
+  ctx.noise_var = observed_gp.noise_log_variance();
 
   Eigen::MatrixXd mean_std, var_std;
   auto gp = std::make_unique<KroneckerGp>(data, *theta_);
   gp->predict(cand_enc, &mean_std, &var_std);
-  Eigen::MatrixXd log_ei(nc, m);
-  auto fill_log_ei = [&]() {
-    for (int i = 0; i < nc; ++i)
-      for (int s = 0; s < m; ++s) {
-        double mu = view.center[s] + view.scale[s] * mean_std(i, s);
-        // An unmeasured configuration also has its own discrepancy, unknown until run.
-        double var = view.scale[s] * view.scale[s] * var_std(i, s) + (1.0 - share) * noise_var[s];
-        log_ei(i, s) = log_expected_improvement(mu, std::sqrt(var), incumbent[s]);
-      }
-  };
-  fill_log_ei();
+  Eigen::MatrixXd ei = log_ei(ctx, mean_std, var_std);
 
-  std::vector<int> open;
-  for (int s = 0; s < m; ++s) {
-    double threshold = std::max(settings_.ei_floor, settings_.ei_noise_fraction * noise_sd[s]);
-    if (log_ei.col(s).maxCoeff() >= std::log(threshold)) open.push_back(s);
-  }
+  std::vector<int> open = open_sizes(ei, ctx.noise_var);
   if (open.empty()) {
     if (options_.stop_rule == "ei") {
       if (out.empty() && pending_.empty()) {
@@ -601,26 +674,8 @@ std::vector<TuningConfig> BayesStrategy::suggest(int max_count) {
     }
     for (int s = 0; s < m; ++s) open.push_back(s);
   }
-
-  std::vector<bool> chosen(nc, false);
-  while (static_cast<int>(out.size()) < want) {
-    int best = -1;
-    double best_value = kNegInf;
-    for (int i = 0; i < nc; ++i) {
-      if (chosen[i]) continue;
-      double acq = kNegInf;
-      for (int s : open) acq = log_add_exp(acq, log_ei(i, s));
-      if (best < 0 || acq > best_value) best = i, best_value = acq;
-    }
-    if (best < 0) break;
-    chosen[best] = true;
-    out.push_back(candidates[best]);
-    if (static_cast<int>(out.size()) >= want) break;
-    add_fantasies(*gp, {candidates[best]});
-    gp = std::make_unique<KroneckerGp>(data, *theta_);
-    gp->predict(cand_enc, nullptr, &var_std);  // believer: means do not move
-    fill_log_ei();
-  }
+  select_batch(ctx, std::move(data), std::move(gp), candidates, cand_enc, mean_std, std::move(ei),
+               open, want, out);
   return finish();
 }
 

@@ -60,12 +60,15 @@
 
 #include <Eigen/Dense>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "optimizer/config_encoding.h"
+#include "optimizer/kronecker_gp.h"
 #include "optimizer/observations.h"
 #include "optimizer/strategy.h"
 
@@ -116,6 +119,20 @@ class BayesStrategy : public Strategy {
 
  private:
   GridView grid_view() const;
+  // suggest() in pieces (see the .cpp): candidate generation, hyper-parameters (returns the
+  // data winsorised under them), acquisition, the sizes still open (stop rule), batch.
+  struct AcquisitionContext;
+  std::vector<TuningConfig> candidate_points(const std::vector<TuningConfig>& batch) const;
+  GridData fit_hyperparameters(const GridView& view, Rng& rng);
+  static Eigen::MatrixXd log_ei(const AcquisitionContext& ctx, const Eigen::MatrixXd& mean_std,
+                                const Eigen::MatrixXd& var_std);
+  std::vector<int> open_sizes(const Eigen::MatrixXd& log_ei,
+                              const Eigen::VectorXd& noise_var) const;
+  void select_batch(const AcquisitionContext& ctx, GridData data, std::unique_ptr<KroneckerGp> gp,
+                    const std::vector<TuningConfig>& candidates,
+                    const std::vector<EncodedConfig>& cand_enc, const Eigen::MatrixXd& mean_std,
+                    Eigen::MatrixXd ei, const std::vector<int>& open, int want,
+                    std::vector<TuningConfig>& out) const;
   // Per size: the pick, then the configurations tied with the best (best score first).
   struct SizeDecision {
     std::int64_t msg_size = 0;

@@ -41,7 +41,7 @@ struct StopSpec {
 // largest one, with predicted blocks where no size was run. Absent = every context on its own.
 struct ClusterSpec {
   bool enabled = false;
-  std::string strategy = "nearest";  // a make_cluster_strategy name
+  std::string strategy = "bo-cluster";  // a make_cluster_strategy name
   // A predicted pick goes into the file only when the model gives it at least this probability
   // of beating Open MPI's default; below it the default stays.
   double min_confidence = 0.8;

@@ -329,7 +329,7 @@ TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
   std::ifstream in(dir_ / "wc.json");
   const auto report = nlohmann::json::parse(in);
-  EXPECT_EQ(report.at("campaign").at("spec").at("cluster").at("strategy"), "nearest");
+  EXPECT_EQ(report.at("campaign").at("spec").at("cluster").at("strategy"), "bo-cluster");
   std::set<int> predicted;
   for (const auto& p : report.at("predicted")) predicted.insert(p.at("comm_size").get<int>());
   EXPECT_EQ(predicted, (std::set<int>{3, 5, 6, 7}));

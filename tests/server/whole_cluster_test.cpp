@@ -412,7 +412,7 @@ TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
   EXPECT_GT(runs_before, 0u);
   const auto lead_state = store_->contexts(id).front().optimizer_state;
   ASSERT_TRUE(lead_state.is_object());
-  EXPECT_EQ(lead_state.at("strategy"), "nearest");
+  EXPECT_EQ(lead_state.at("strategy"), "bo-cluster");
 
   CancelFlag go_on;
   CampaignEngine engine(*store_, *backend_, table_);

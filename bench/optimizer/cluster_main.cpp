@@ -1,0 +1,451 @@
+// colltune-bench-cluster: whole-cluster tuning (issue #15) scored on the simulated clusters,
+// with the exhaustive optimum of every (comm size, message size) as truth. Three ways to cover
+// a list of comm sizes, side by side on the same landscapes and seeds:
+//   (a) per-size: "bo" run on its own at every comm size (today's way);
+//   (b) nearest: "bo" at a subset of the sizes, every other size served by the block of the
+//       largest tuned size <= P (the smallest tuned size below it), as Open MPI 4.1.x reads a
+//       rules file; the subset is chosen to cost no more node-seconds than (c) ("equal"), and
+//       also every third size ("third", unequal cost);
+//   (c) cluster: "bo-cluster" over all the sizes at once (optimizer/cluster_strategy.h).
+// Regret = truth(pick) / optimum - 1 per (comm size, message size); cost = runs and
+// node-seconds (benchmark seconds of each run x the nodes it occupies). One JSON line per
+// (collective, seed, method), then a Markdown table of the means over seeds. See bench/README.md
+// "Whole-cluster".
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "bench/optimizer/landscape.h"
+#include "bench/optimizer/sim_landscape.h"
+#include "bench/optimizer/simulation.h"
+#include "core/rng.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/search_space.h"
+
+namespace {
+
+using namespace colltune;
+using bench::Landscape;
+
+struct Scored {
+  std::string method;
+  std::vector<double> regrets;  // every (comm size, message size)
+  int runs = 0;
+  double node_seconds = 0;
+  double decision_ms_max = 0;
+  std::string note;
+  std::map<int, std::vector<double>> by_comm;  // regrets per comm size
+};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  double pos = q * (v.size() - 1);
+  std::size_t lo = static_cast<std::size_t>(pos);
+  std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - lo) * (v[hi] - v[lo]);
+}
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? std::nan("") : s / v.size();
+}
+
+std::vector<int> parse_sizes(const std::string& text) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t comma = text.find(',', pos);
+    std::string item =
+        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!item.empty()) out.push_back(std::stoi(item));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Decision time of bo-cluster for one batch at `sizes` x the collective's spaces x 19 message
+// sizes, after the initial design and `rows` more runs (random configurations and sizes, latencies
+// from a smooth synthetic function with 5 % noise): the first suggest() includes the
+// hyper-parameter fit, the second (after observing that batch) the steady state between fits.
+void timing(Collective collective, const std::vector<int>& sizes, const std::vector<int>& counts,
+            int batch) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  for (int rows : counts) {
+    ClusterStrategyOptions o;
+    o.seed = 1;
+    for (std::int64_t m = 4; m <= (1 << 20); m *= 2) o.msg_sizes.push_back(m);
+    std::size_t configs = 0;
+    for (int p : sizes) {
+      o.sizes.push_back({p, 1, 0, 0});
+      configs = std::max(configs, SearchSpace(collective, p, table).size());
+    }
+    o.budget = 100000;
+    auto s = make_cluster_strategy("bo-cluster", collective, table, o);
+    Rng rng(rows);
+    auto measure = [&](int p, const TuningConfig& c) {
+      Evaluation e;
+      e.config = c;
+      e.msg_sizes = o.msg_sizes;
+      for (auto m : o.msg_sizes)
+        e.latency_us.push_back((1 + c.algorithm * 0.1 + c.fanout * 0.01) * std::log2(p) *
+                               (2 + m * 1e-3) * (1 + 0.05 * rng.uniform()));
+      s->observe(p, e);
+    };
+    for (const auto& d : s->suggest(1000)) measure(d.comm_size, d.config);  // the design
+    for (int i = 0; i < rows; ++i) {
+      int p = sizes[rng.below(sizes.size())];
+      const SearchSpace space(collective, p, table);
+      const auto& pts = space.points();
+      measure(p, pts[rng.below(pts.size())]);
+    }
+    double ms[2], cpu[2];
+    for (int k = 0; k < 2; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      std::clock_t c0 = std::clock();
+      auto next = s->suggest(batch);
+      cpu[k] = 1000.0 * (std::clock() - c0) / CLOCKS_PER_SEC;
+      ms[k] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto& n : next) measure(n.comm_size, n.config);
+    }
+    std::printf(
+        "| %s | %zu sizes x %zu configs x %zu message sizes | %d | %.0f / %.0f | %.0f / %.0f |\n",
+        std::string(name(collective)).c_str(), sizes.size(), configs, o.msg_sizes.size(), rows,
+        cpu[0], ms[0], cpu[1], ms[1]);
+  }
+}
+
+// Recorded sweeps (e.g. bench/data/ornl-peak.csv): for every collective with several comm
+// sizes, leave one size out, give bo-cluster every recorded run at the other sizes, and score
+// its picks at the left-out size against the recorded truth (median of the repeats); beside
+// it the nearest tuned size (best median at the largest other size <= P, else the smallest)
+// and the default.
+int leave_out(const std::string& path, double min_confidence) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const auto all = bench::load_landscapes(path, table);
+  std::map<Collective, std::vector<const Landscape*>> by_collective;
+  for (const auto& l : all) by_collective[l.collective].push_back(&l);
+  std::printf(
+      "| collective | left out P | from | configs | bo-cluster regret mean / max %% | predicted "
+      "picks (confident) | nearest size regret mean / max %% | default regret mean %% "
+      "|\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto& [collective, ls] : by_collective) {
+    if (ls.size() < 2) continue;
+    for (const Landscape* out : ls) {
+      ClusterStrategyOptions o;
+      o.msg_sizes = out->msg_sizes;
+      std::string from;
+      for (const Landscape* l : ls)
+        if (l != out) {
+          o.sizes.push_back({l->comm_size, 1, 0, 0});
+          from += (from.empty() ? "" : ",") + std::to_string(l->comm_size);
+        }
+      o.budget = 100000;
+      auto s = make_cluster_strategy("bo-cluster", collective, table, o);
+      for (const Landscape* l : ls) {
+        if (l == out) continue;
+        for (const auto& cfg : l->configs()) {
+          std::size_t runs = 0;
+          for (auto m : o.msg_sizes)
+            if (const auto* pt = l->find(cfg, m)) runs = std::max(runs, pt->repeats.size());
+          for (std::size_t r = 0; r < runs; ++r) {
+            Evaluation e;
+            e.config = cfg;
+            e.msg_sizes = o.msg_sizes;
+            for (auto m : o.msg_sizes) {
+              const auto* pt = l->find(cfg, m);
+              e.latency_us.push_back(pt && r < pt->repeats.size() ? pt->repeats[r] : std::nan(""));
+            }
+            s->observe(l->comm_size, e);
+          }
+        }
+      }
+      const auto picks = s->recommend({out->comm_size}, min_confidence);
+      std::vector<Choice> cluster, nearest, def;
+      int predicted = 0, confident = 0;
+      const Landscape* near = nullptr;  // largest other size <= P, else the smallest other
+      for (const Landscape* l : ls)
+        if (l != out && l->comm_size <= out->comm_size) near = l;
+      if (!near) near = ls.front() == out ? ls[1] : ls.front();
+      for (const auto& k : picks) {
+        cluster.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+        ++predicted;
+        if (k.confidence >= min_confidence && !k.config.is_default()) ++confident;
+        TuningConfig best{};
+        double best_v = std::numeric_limits<double>::infinity();
+        for (const auto& cfg : near->configs())
+          if (const auto* pt = near->find(cfg, k.msg_size); pt && pt->truth < best_v)
+            best_v = pt->truth, best = cfg;
+        nearest.push_back({k.msg_size, best, 0, 0});
+        def.push_back({k.msg_size, TuningConfig{}, 0, 0});
+      }
+      auto stats = [&](const std::vector<Choice>& c) {
+        auto r = bench::regrets(*out, c);
+        std::vector<double> f;
+        for (double x : r)
+          if (std::isfinite(x)) f.push_back(x);
+        return std::make_pair(mean_of(f),
+                              f.empty() ? std::nan("") : *std::max_element(f.begin(), f.end()));
+      };
+      auto [cm, cx] = stats(cluster);
+      auto [nm, nx] = stats(nearest);
+      auto [dm, dx] = stats(def);
+      (void)dx;
+      std::printf("| %s | %d | %s | %zu | %.2f / %.1f | %d (%d) | %.2f / %.1f | %.2f |\n",
+                  std::string(name(collective)).c_str(), out->comm_size, from.c_str(),
+                  out->configs().size(), 100 * cm, 100 * cx, predicted, confident, 100 * nm,
+                  100 * nx, 100 * dm);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"colltune-bench-cluster: per-size bo vs nearest-size extension vs bo-cluster"};
+  bench::SimLandscapeOptions sim;
+  std::string sizes_text, collective_name = "bcast", cache_dir;
+  int seeds = 3, ppn = 0, batch = 4;
+  double min_confidence = 0.7, cluster_budget = 0.25;
+  std::string settings_text = "{}";
+  std::vector<int> timing_rows;
+  std::string recorded;
+  app.add_option("--recorded", recorded,
+                 "leave-one-comm-size-out on a recorded landscape CSV (no --sim)");
+  app.add_option("--sim", sim.profile, "simulated cluster profile");
+  app.add_option("--timing-rows", timing_rows,
+                 "only time bo-cluster's decisions after these numbers of runs (no --sim)")
+      ->delimiter(',');
+  app.add_option("--comm-sizes", sizes_text, "comma-separated comm sizes");
+  app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
+  app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
+  app.add_option("--seeds", seeds, "seeds per method");
+  app.add_option("--batch", batch, "suggestions per job");
+  app.add_option("--min-confidence", min_confidence,
+                 "bo-cluster: predicted picks below it = default");
+  app.add_option("--cluster-budget", cluster_budget,
+                 "second bo-cluster row: node-second budget as a fraction of (a)'s");
+  app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
+  app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
+  app.add_option("--sim-threads", sim.threads, "simulation threads");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+    if (!recorded.empty()) return leave_out(recorded, min_confidence);
+    const auto collective = parse_collective(collective_name);
+    if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
+    const std::vector<int> sizes = parse_sizes(sizes_text);
+    if (sizes.size() < 2) throw std::invalid_argument("--comm-sizes needs at least two sizes");
+    if (!timing_rows.empty()) {
+      timing(*collective, sizes, timing_rows, batch);
+      return 0;
+    }
+    if (sim.profile.empty()) throw std::invalid_argument("--sim PROFILE is required");
+    if (ppn < 1) throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
+    sim.collectives = {*collective};
+    std::map<int, Landscape> land;
+    for (int p : sizes) {
+      sim.comm_size = p;
+      if (!cache_dir.empty())
+        sim.cache_path = cache_dir + "/" + sim.profile + "-" + collective_name + "-" +
+                         std::to_string(p) + ".csv";
+      land.emplace(p, bench::sim_landscapes(sim, table).front());
+    }
+    auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
+    const BenchmarkCost cost;
+    // Regrets of picks (per comm size: per message size) against each landscape's optimum.
+    // A pick made at another size is read in its canonical form at P (a chain fan-out clamps to
+    // P - 1); a configuration P cannot run (no point in its landscape) falls back to the default,
+    // as Open MPI does for an algorithm unusable at that size.
+    auto score = [&](int p, std::vector<Choice> choices) {
+      const SearchSpace space(*collective, p, table);
+      for (auto& c : choices) {
+        c.config = space.canonical(c.config);
+        if (!land.at(p).find(c.config, c.msg_size)) c.config = TuningConfig{};
+      }
+      return bench::regrets(land.at(p), choices);
+    };
+
+    std::vector<std::vector<Scored>> all_seeds;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      std::vector<Scored> rows;
+      // (a) per-size bo.
+      std::map<int, bench::SimulationResult> per_size;
+      Scored a{"per-size bo (a)", {}, 0, 0, 0, ""};
+      for (int p : sizes) {
+        bench::SimulationOptions o;
+        o.strategy = "bo";
+        o.seed = seed;
+        o.batch = batch;
+        o.finalists = 0;
+        o.final_pick = "strategy";
+        auto r = bench::simulate(land.at(p), table, o);
+        for (double x : r.regrets) a.regrets.push_back(x), a.by_comm[p].push_back(x);
+        a.runs += r.runs;
+        a.node_seconds += r.benchmark_seconds * nodes(p);
+        a.decision_ms_max = std::max(a.decision_ms_max, r.decision_ms_max);
+        per_size.emplace(p, std::move(r));
+      }
+      rows.push_back(a);
+
+      // (c) bo-cluster.
+      ClusterStrategyOptions co;
+      co.seed = seed;
+      co.msg_sizes = land.at(sizes.front()).msg_sizes;
+      co.settings = nlohmann::json::parse(settings_text);
+      // Expected node-seconds of one run at P: the median over the landscape's configurations
+      // of a run's benchmark seconds (noise-free; the median, since a few pathological
+      // configurations are 100x slower than the rest), times the nodes.
+      for (int p : sizes) {
+        const Landscape& l = land.at(p);
+        std::vector<double> seconds;
+        for (const auto& cfg : l.configs()) {
+          std::vector<double> lat;
+          for (auto m : co.msg_sizes) {
+            const auto* pt = l.find(cfg, m);
+            lat.push_back(pt ? pt->truth : std::nan(""));
+          }
+          seconds.push_back(cost.run_seconds(co.msg_sizes, lat));
+        }
+        co.sizes.push_back({p, static_cast<int>(nodes(p)), 0, quantile(seconds, 0.5) * nodes(p)});
+      }
+      auto run_cluster = [&](const std::string& label, double budget_node_seconds) {
+        co.budget_node_seconds = budget_node_seconds;
+        auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
+        Scored c{label, {}, 0, 0, 0, ""};
+        Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
+        while (!strategy->done()) {
+          auto t0 = std::chrono::steady_clock::now();
+          auto next = strategy->suggest(batch);
+          double ms =
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+          if (next.empty()) break;
+          c.decision_ms_max = std::max(c.decision_ms_max, ms);
+          for (const auto& sgg : next) {
+            Evaluation e;
+            e.config = sgg.config;
+            e.msg_sizes = co.msg_sizes;
+            e.latency_us = land.at(sgg.comm_size).draw(sgg.config, e.msg_sizes, draws);
+            e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
+                                    [](double x) { return std::isfinite(x); });
+            c.runs += 1;
+            c.node_seconds += cost.run_seconds(e.msg_sizes, e.latency_us) * nodes(sgg.comm_size);
+            strategy->observe(sgg.comm_size, e);
+          }
+        }
+        c.note = strategy->stop_reason();
+        const auto picks = strategy->recommend(sizes, min_confidence);
+        for (int p : sizes) {
+          std::vector<Choice> choices;
+          for (const auto& k : picks)
+            if (k.comm_size == p)
+              choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
+        }
+        return c;
+      };
+      const Scored c_free = run_cluster("bo-cluster (c), own stop", 0);
+      const Scored c =
+          run_cluster("bo-cluster (c), node-s budget", cluster_budget * a.node_seconds);
+
+      // (b) nearest-size extension over a subset of (a)'s per-size searches.
+      auto nearest = [&](const std::vector<int>& tuned, const std::string& label) {
+        Scored b{label, {}, 0, 0, 0, ""};
+        for (int p : tuned) {
+          b.runs += per_size.at(p).runs;
+          b.node_seconds += per_size.at(p).benchmark_seconds * nodes(p);
+        }
+        for (int p : sizes) {
+          int from = tuned.front();
+          for (int t : tuned)
+            if (t <= p) from = t;
+          for (double x : score(p, per_size.at(from).choices))
+            b.regrets.push_back(x), b.by_comm[p].push_back(x);
+        }
+        b.note = "tuned at";
+        for (int t : tuned) b.note += " " + std::to_string(t);
+        return b;
+      };
+      auto spread = [&](int count) {  // `count` sizes evenly spaced in the list, smallest first
+        std::vector<int> out;
+        for (int i = 0; i < count; ++i) {
+          int idx = count == 1
+                        ? 0
+                        : static_cast<int>(std::lround(i * (sizes.size() - 1.0) / (count - 1)));
+          if (out.empty() || out.back() != sizes[idx]) out.push_back(sizes[idx]);
+        }
+        return out;
+      };
+      // Equal cost: the most sizes whose per-size searches cost no more than (c), either evenly
+      // spread over the list (smallest first) or the smallest sizes first.
+      auto cost_of = [&](const std::vector<int>& tuned) {
+        double ns = 0;
+        for (int p : tuned) ns += per_size.at(p).benchmark_seconds * nodes(p);
+        return ns;
+      };
+      std::vector<int> spread_equal = spread(1), smallest_equal = {sizes.front()};
+      for (int count = 2; count <= static_cast<int>(sizes.size()); ++count) {
+        if (auto cand = spread(count); cost_of(cand) <= c.node_seconds) spread_equal = cand;
+        std::vector<int> first(sizes.begin(), sizes.begin() + count);
+        if (cost_of(first) <= c.node_seconds) smallest_equal = first;
+      }
+      rows.push_back(nearest(spread_equal, "nearest (b), equal cost, spread"));
+      rows.push_back(nearest(smallest_equal, "nearest (b), equal cost, smallest first"));
+      rows.push_back(nearest(spread((static_cast<int>(sizes.size()) + 2) / 3),
+                             "nearest (b), a third of the sizes"));
+      rows.push_back(c_free);
+      rows.push_back(c);
+      for (const auto& r : rows) {
+        nlohmann::json j = {{"profile", sim.profile},
+                            {"collective", collective_name},
+                            {"seed", seed},
+                            {"method", r.method},
+                            {"comm_sizes", sizes},
+                            {"runs", r.runs},
+                            {"node_seconds", r.node_seconds},
+                            {"regret_mean", mean_of(r.regrets)},
+                            {"regret_median", quantile(r.regrets, 0.5)},
+                            {"regret_p90", quantile(r.regrets, 0.9)},
+                            {"decision_ms_max", r.decision_ms_max},
+                            {"note", r.note}};
+        for (const auto& [p, v] : r.by_comm)
+          j["regret_mean_by_comm_size"][std::to_string(p)] = mean_of(v);
+        std::cerr << j.dump() << "\n";
+      }
+      all_seeds.push_back(rows);
+    }
+    // Markdown: mean over seeds.
+    std::cout << "| " << sim.profile << " " << collective_name
+              << " | method | runs | node-s | regret mean / median / p90 % | max decision ms |\n";
+    for (std::size_t m = 0; m < all_seeds.front().size(); ++m) {
+      double runs = 0, ns = 0, rm = 0, rmed = 0, r90 = 0, dm = 0;
+      for (const auto& rows : all_seeds) {
+        const auto& r = rows[m];
+        runs += r.runs, ns += r.node_seconds, rm += mean_of(r.regrets);
+        rmed += quantile(r.regrets, 0.5), r90 += quantile(r.regrets, 0.9);
+        dm = std::max(dm, r.decision_ms_max);
+      }
+      const double n = static_cast<double>(all_seeds.size());
+      std::printf("| | %s | %.1f | %.0f | %.2f / %.2f / %.2f | %.0f |\n",
+                  all_seeds.front()[m].method.c_str(), runs / n, ns / n, 100 * rm / n,
+                  100 * rmed / n, 100 * r90 / n, dm);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "colltune-bench-cluster: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,611 @@
+#include "optimizer/cluster_bayes_strategy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "core/rng.h"
+#include "optimizer/expected_improvement.h"
+#include "optimizer/latin_hypercube.h"
+
+namespace colltune {
+namespace {
+
+constexpr double kSqrt5 = 2.2360679774997896964;
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+double comm_correlation(double log2_a, double log2_b, double length) {
+  const double r = std::abs(log2_a - log2_b) / length;
+  return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
+}
+
+nlohmann::json pair_json(int comm_size, const TuningConfig& config) {
+  return {{"comm_size", comm_size}, {"config", config}};
+}
+
+}  // namespace
+
+ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
+  ClusterBayesSettings s;
+  if (j.is_null()) return s;
+  if (!j.is_object()) throw std::invalid_argument("bo-cluster settings must be an object");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "initial_points") {
+      s.initial_points = value.get<int>();
+    } else if (key == "design_defaults") {
+      s.design_defaults = value.get<bool>();
+    } else if (key == "ei_noise_fraction") {
+      s.ei_noise_fraction = value.get<double>();
+    } else if (key == "ei_floor") {
+      s.ei_floor = value.get<double>();
+    } else if (key == "refit_growth") {
+      s.refit_growth = value.get<double>();
+    } else if (key == "max_fit_rows") {
+      s.max_fit_rows = value.get<int>();
+    } else {
+      throw std::invalid_argument("bo-cluster: unknown setting '" + key + "'");
+    }
+  }
+  if (s.initial_points < 0 || s.max_fit_rows < 4 || s.refit_growth < 1.0)
+    throw std::invalid_argument("bo-cluster: setting out of range");
+  return s;
+}
+
+ClusterBayesStrategy::ClusterBayesStrategy(Collective collective, const AlgorithmTable& table,
+                                           const ClusterStrategyOptions& options)
+    : collective_(collective),
+      table_(&table),
+      options_(options),
+      settings_(ClusterBayesSettings::from_json(options.settings)) {
+  if (options_.sizes.empty()) throw std::invalid_argument("bo-cluster: no comm sizes");
+  if (options_.msg_sizes.empty()) throw std::invalid_argument("bo-cluster: no message sizes");
+  std::sort(options_.sizes.begin(), options_.sizes.end(),
+            [](const ClusterSize& a, const ClusterSize& b) { return a.comm_size < b.comm_size; });
+  for (std::size_t i = 0; i < options_.sizes.size(); ++i) {
+    if (options_.sizes[i].comm_size < 2)
+      throw std::invalid_argument("bo-cluster: comm size " +
+                                  std::to_string(options_.sizes[i].comm_size) + " is below 2");
+    if (i > 0 && options_.sizes[i].comm_size == options_.sizes[i - 1].comm_size)
+      throw std::invalid_argument("bo-cluster: comm size " +
+                                  std::to_string(options_.sizes[i].comm_size) + " listed twice");
+    if (options_.sizes[i].run_cost < 0)
+      throw std::invalid_argument("bo-cluster: negative run cost");
+  }
+  if (options_.budget < 0 || options_.budget_node_seconds < 0)
+    throw std::invalid_argument("bo-cluster: negative budget");
+  std::sort(options_.msg_sizes.begin(), options_.msg_sizes.end());
+  if (options_.budget > 0) max_evaluations_ = options_.budget;
+
+  std::set<int> ids;
+  for (const auto& size : options_.sizes)
+    for (const auto& p : space_at(size.comm_size).points()) ids.insert(p.algorithm);
+  algorithms_.assign(ids.begin(), ids.end());
+  largest_.emplace(collective_, options_.sizes.back().comm_size, *table_);
+  encoder_.emplace(*largest_);
+  make_design();
+}
+
+const SearchSpace& ClusterBayesStrategy::space_at(int comm_size) const {
+  auto it = spaces_.find(comm_size);
+  if (it == spaces_.end())
+    it = spaces_.emplace(comm_size, std::make_unique<SearchSpace>(collective_, comm_size, *table_))
+             .first;
+  return *it->second;
+}
+
+double ClusterBayesStrategy::run_cost(int comm_size) const {
+  for (const auto& s : options_.sizes)
+    if (s.comm_size == comm_size && s.run_cost > 0) return s.run_cost;
+  // Rank-seconds: ranks x a benchmark time that grows like log2 P.
+  return comm_size * std::max(1.0, std::log2(static_cast<double>(comm_size)));
+}
+
+double ClusterBayesStrategy::node_seconds() const {
+  double total = 0;
+  for (const auto& o : evaluations_) total += run_cost(o.comm_size);
+  return total;
+}
+
+ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config) const {
+  ClusterRow r;
+  r.config = encoder_->encode(config);
+  auto it = std::lower_bound(algorithms_.begin(), algorithms_.end(), config.algorithm);
+  r.config.category = static_cast<int>(it - algorithms_.begin());
+  r.log2_comm = std::log2(static_cast<double>(comm_size));
+  return r;
+}
+
+void ClusterBayesStrategy::make_design() {
+  Rng rng(options_.seed);
+  const int k = static_cast<int>(options_.sizes.size());
+  int n = settings_.initial_points > 0 ? settings_.initial_points
+                                       : lean_design_size(*largest_, /*cover_fanouts=*/true);
+  LatinHypercubeOptions lho;
+  lho.include_default = false;
+  lho.cover_fanouts = true;
+  std::vector<TuningConfig> configs = latin_hypercube_design(*largest_, n, rng, lho);
+  n = static_cast<int>(configs.size());
+  // Latin hypercube over the sizes' order: design point j gets stratum perm[j] of [0, k).
+  std::vector<int> perm(n);
+  for (int j = 0; j < n; ++j) perm[j] = j;
+  rng.shuffle(perm);
+  std::set<Pair> seen;
+  auto add = [&](int comm_size, const TuningConfig& c) {
+    const SearchSpace& space = space_at(comm_size);
+    if (!space.contains(c)) return false;
+    Pair p{comm_size, space.canonical(c)};
+    if (!seen.insert(p).second) return false;
+    design_.push_back({p.first, p.second});
+    return true;
+  };
+  if (settings_.design_defaults) {
+    for (int idx : {0, (k - 1) / 2, k - 1})
+      add(options_.sizes[idx].comm_size, TuningConfig::default_decision());
+  }
+  for (int j = 0; j < n; ++j) {
+    int stratum = static_cast<int>((perm[j] + rng.uniform()) / n * k);
+    stratum = std::clamp(stratum, 0, k - 1);
+    // The nearest size where the configuration exists (and was not taken yet).
+    for (int d = 0; d < k; ++d) {
+      if (stratum - d >= 0 && add(options_.sizes[stratum - d].comm_size, configs[j])) break;
+      if (d > 0 && stratum + d < k && add(options_.sizes[stratum + d].comm_size, configs[j])) break;
+    }
+  }
+}
+
+std::optional<ClusterGp> ClusterBayesStrategy::model(
+    const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values) const {
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  std::map<Pair, std::pair<Eigen::VectorXd, int>> cells;  // sum of log latency, runs
+  for (const auto& o : evaluations_) {
+    if (o.evaluation.failed) continue;
+    Eigen::VectorXd y(m);
+    bool complete = true;
+    for (int s = 0; s < m; ++s) {
+      auto it = std::find(o.evaluation.msg_sizes.begin(), o.evaluation.msg_sizes.end(),
+                          options_.msg_sizes[s]);
+      double v = it == o.evaluation.msg_sizes.end()
+                     ? std::numeric_limits<double>::quiet_NaN()
+                     : o.evaluation.latency_us[it - o.evaluation.msg_sizes.begin()];
+      if (!(std::isfinite(v) && v > 0)) {
+        complete = false;
+        break;
+      }
+      y[s] = std::log(v);
+    }
+    if (!complete) continue;  // a truncated run: kept out of the model (see the header)
+    Pair key{o.comm_size, space_at(o.comm_size).canonical(o.evaluation.config)};
+    auto [it, inserted] = cells.try_emplace(key, Eigen::VectorXd::Zero(m), 0);
+    it->second.first += y;
+    it->second.second += 1;
+  }
+  ClusterGridData data;
+  const int n = static_cast<int>(cells.size() + fantasies.size());
+  if (cells.empty()) return std::nullopt;
+  data.log_latency.resize(n, m);
+  data.repeats.resize(n);
+  int i = 0;
+  for (const auto& [key, cell] : cells) {
+    data.rows.push_back(row(key.first, key.second));
+    data.log_latency.row(i) = (cell.first / cell.second).transpose();
+    data.repeats[i++] = cell.second;
+  }
+  for (std::size_t f = 0; f < fantasies.size(); ++f) {
+    data.rows.push_back(row(fantasies[f].first, fantasies[f].second));
+    data.log_latency.row(i) = fantasy_values[f].transpose();
+    data.repeats[i++] = 1;
+  }
+  const double lo = std::log2(static_cast<double>(options_.msg_sizes.front()));
+  const double hi = std::log2(static_cast<double>(options_.msg_sizes.back()));
+  data.size_coord.resize(m);
+  for (int s = 0; s < m; ++s)
+    data.size_coord[s] =
+        hi > lo ? (std::log2(static_cast<double>(options_.msg_sizes[s])) - lo) / (hi - lo) : 0.0;
+  return ClusterGp(std::move(data), theta_ ? *theta_ : ClusterGp::default_theta());
+}
+
+void ClusterBayesStrategy::maybe_refit() {
+  auto gp = model({}, {});
+  if (!gp) return;
+  const int rows = static_cast<int>(gp->data().rows.size());
+  if (rows < 3) return;
+  if (theta_ && rows < settings_.refit_growth * fitted_rows_) return;
+  ClusterGridData data = gp->data();
+  if (rows > settings_.max_fit_rows) {  // evenly spaced rows, deterministic
+    ClusterGridData sub;
+    const int keep = settings_.max_fit_rows;
+    sub.size_coord = data.size_coord;
+    sub.log_latency.resize(keep, data.log_latency.cols());
+    sub.repeats.resize(keep);
+    for (int j = 0; j < keep; ++j) {
+      int src = static_cast<int>(static_cast<long>(j) * rows / keep);
+      sub.rows.push_back(data.rows[src]);
+      sub.log_latency.row(j) = data.log_latency.row(src);
+      sub.repeats[j] = data.repeats[src];
+    }
+    data = std::move(sub);
+  }
+  std::vector<Eigen::VectorXd> starts;
+  if (theta_) starts.push_back(*theta_);
+  starts.push_back(ClusterGp::default_theta());
+  theta_ = fit_cluster_gp(data, starts);
+  fitted_rows_ = rows;
+}
+
+std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
+    const ClusterGp& gp, const std::set<Pair>& excluded) const {
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  const int k = static_cast<int>(options_.sizes.size());
+  // Posterior of every configuration of every size.
+  std::vector<Pair> all;
+  std::vector<ClusterRow> rows;
+  std::vector<int> first(k + 1, 0);
+  for (int p = 0; p < k; ++p) {
+    first[p] = static_cast<int>(all.size());
+    const int comm = options_.sizes[p].comm_size;
+    for (const auto& c : space_at(comm).points()) {
+      all.push_back({comm, c});
+      rows.push_back(row(comm, c));
+    }
+  }
+  first[k] = static_cast<int>(all.size());
+  Eigen::MatrixXd mean, var;
+  gp.predict(rows, &mean, &var);
+  // Summed EI of each pair at its own size.
+  std::map<Pair, double> ei, top_ei;
+  for (int p = 0; p < k; ++p) {
+    Eigen::VectorXd best = mean.middleRows(first[p], first[p + 1] - first[p]).colwise().minCoeff();
+    for (int i = first[p]; i < first[p + 1]; ++i) {
+      double sum = 0, top = 0;
+      for (int s = 0; s < m; ++s) {
+        double e = expected_improvement(mean(i, s), std::sqrt(var(i, s)), best[s]);
+        sum += e;
+        top = std::max(top, e);
+      }
+      ei[all[i]] = sum;
+      top_ei[all[i]] = top;
+    }
+  }
+  const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
+  // EI-cool (Lee et al. 2020): EI per cost^alpha, alpha falling from 1 to 0 as the budget is
+  // spent, so that cheap sizes are explored first and the expensive ones are not starved.
+  double used = static_cast<double>(evaluations_.size() + pending_.size()) / max_evaluations_;
+  if (options_.budget_node_seconds > 0) {
+    double spent = node_seconds();
+    for (const auto& p : pending_) spent += run_cost(p.first);
+    used = std::max(used, spent / options_.budget_node_seconds);
+  }
+  const double alpha = std::clamp(1.0 - used, 0.0, 1.0);
+  std::vector<Scored> out;
+  for (int p = 0; p < k; ++p) {
+    const int comm = options_.sizes[p].comm_size;
+    const double cost =
+        std::pow(run_cost(comm) / run_cost(options_.sizes.front().comm_size), alpha);
+    for (int i = first[p]; i < first[p + 1]; ++i) {
+      if (excluded.count(all[i])) continue;
+      double value = 0;
+      for (int q = 0; q < k; ++q) {
+        const int other = options_.sizes[q].comm_size;
+        const SearchSpace& space = space_at(other);
+        if (!space.contains(all[i].second)) continue;
+        auto it = ei.find({other, space.canonical(all[i].second)});
+        if (it == ei.end()) continue;
+        double c = comm_correlation(std::log2(static_cast<double>(comm)),
+                                    std::log2(static_cast<double>(other)), length);
+        value += c * c * it->second;
+      }
+      out.push_back({all[i], value / cost, top_ei[all[i]]});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Scored& a, const Scored& b) { return a.value > b.value; });
+  return out;
+}
+
+bool ClusterBayesStrategy::budget_spent() const {
+  if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_) return true;
+  if (options_.budget_node_seconds > 0) {
+    double spent = node_seconds();
+    for (const auto& p : pending_) spent += run_cost(p.first);
+    if (spent >= options_.budget_node_seconds) return true;
+  }
+  return false;
+}
+
+std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
+  std::vector<ClusterSuggestion> out;
+  if (stopped_ || max_count <= 0) return out;
+  std::set<Pair> excluded(pending_.begin(), pending_.end());
+  for (const auto& o : evaluations_)
+    excluded.insert({o.comm_size, space_at(o.comm_size).canonical(o.evaluation.config)});
+  while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
+    if (budget_spent()) break;
+    const auto& d = design_[design_next_++];
+    if (excluded.count({d.comm_size, d.config})) continue;
+    out.push_back(d);
+    pending_.insert({d.comm_size, d.config});
+    excluded.insert({d.comm_size, d.config});
+  }
+  if (!out.empty() || design_next_ < design_.size()) return out;
+
+  maybe_refit();
+  std::vector<Pair> fantasies;
+  std::vector<Eigen::VectorXd> fantasy_values;
+  for (const auto& p : pending_) fantasies.push_back(p);
+  auto believe = [&](const ClusterGp& gp) {
+    std::vector<ClusterRow> rows;
+    for (std::size_t f = fantasy_values.size(); f < fantasies.size(); ++f)
+      rows.push_back(row(fantasies[f].first, fantasies[f].second));
+    if (rows.empty()) return;
+    Eigen::MatrixXd mean;
+    gp.predict(rows, &mean, nullptr);
+    for (int r = 0; r < mean.rows(); ++r) fantasy_values.push_back(mean.row(r).transpose());
+  };
+  auto gp = model({}, {});
+  if (!gp) {
+    // Nothing usable observed yet (the design's runs pending or failed): random pairs, so that
+    // an empty answer keeps meaning "nothing more to ask".
+    Rng rng(options_.seed ^ (0x9E3779B97F4A7C15ULL * (evaluations_.size() + pending_.size() + 1)));
+    std::vector<Pair> free;
+    for (const auto& size : options_.sizes)
+      for (const auto& c : space_at(size.comm_size).points())
+        if (!excluded.count({size.comm_size, c})) free.push_back({size.comm_size, c});
+    rng.shuffle(free);
+    for (const auto& p : free) {
+      if (static_cast<int>(out.size()) >= max_count || budget_spent()) break;
+      out.push_back({p.first, p.second});
+      pending_.insert(p);
+    }
+    if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
+    return out;
+  }
+  believe(*gp);
+  gp = model(fantasies, fantasy_values);
+  bool first_pick = pending_.empty();
+  while (static_cast<int>(out.size()) < max_count) {
+    if (budget_spent()) {
+      if (pending_.empty()) stopped_ = true, stop_reason_ = "budget";
+      break;
+    }
+    auto scored = acquisition(*gp, excluded);
+    if (scored.empty()) {
+      if (pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
+      break;
+    }
+    if (first_pick) {  // the stop rule, judged on the model without fantasies
+      double noise = gp->noise_sd().mean();
+      double threshold = std::max(settings_.ei_floor, settings_.ei_noise_fraction * noise);
+      double best_ei = 0;
+      for (const auto& s : scored) best_ei = std::max(best_ei, s.max_ei);
+      if (best_ei < threshold) {
+        stopped_ = true;
+        stop_reason_ = "ei";
+        break;
+      }
+      first_pick = false;
+    }
+    const Pair pick = scored.front().pair;
+    out.push_back({pick.first, pick.second});
+    pending_.insert(pick);
+    excluded.insert(pick);
+    fantasies.push_back(pick);
+    believe(*gp);
+    gp = model(fantasies, fantasy_values);
+  }
+  return out;
+}
+
+void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) {
+  if (comm_size < 2) throw std::invalid_argument("bo-cluster: comm size below 2");
+  if (evaluation.msg_sizes.size() != evaluation.latency_us.size())
+    throw std::invalid_argument("bo-cluster: evaluation sizes and latencies differ in length");
+  const TuningConfig c = space_at(comm_size).canonical(evaluation.config);
+  auto it = pending_.find({comm_size, c});
+  if (it != pending_.end()) pending_.erase(it);
+  Observed o{comm_size, evaluation};
+  o.evaluation.config = c;
+  evaluations_.push_back(std::move(o));
+  if (!stopped_ && budget_spent() && pending_.empty()) {
+    stopped_ = true;
+    stop_reason_ = "budget";
+  }
+}
+
+bool ClusterBayesStrategy::done() const { return stopped_; }
+
+std::vector<TuningConfig> ClusterBayesStrategy::finalists(int comm_size, int per_size) const {
+  std::vector<TuningConfig> out;
+  if (per_size <= 0) return out;
+  std::set<TuningConfig> observed, failed;
+  for (const auto& o : evaluations_)
+    if (o.comm_size == comm_size)
+      (o.evaluation.failed ? failed : observed).insert(o.evaluation.config);
+  for (const auto& f : failed) observed.erase(f);
+  if (observed.empty()) return out;
+  auto gp = model({}, {});
+  if (!gp) return out;
+  std::vector<TuningConfig> configs(observed.begin(), observed.end());
+  std::vector<ClusterRow> rows;
+  for (const auto& c : configs) rows.push_back(row(comm_size, c));
+  Eigen::MatrixXd mean;
+  gp->predict(rows, &mean, nullptr);
+  for (int s = 0; s < mean.cols(); ++s) {
+    std::vector<int> order(configs.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return mean(a, s) < mean(b, s); });
+    for (int r = 0; r < per_size && r < static_cast<int>(order.size()); ++r)
+      if (std::find(out.begin(), out.end(), configs[order[r]]) == out.end())
+        out.push_back(configs[order[r]]);
+  }
+  return out;
+}
+
+std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int>& comm_sizes,
+                                                           double min_confidence) const {
+  std::vector<ClusterChoice> out;
+  auto gp = model({}, {});
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  for (int comm : comm_sizes) {
+    if (comm < 2) throw std::invalid_argument("bo-cluster: comm size below 2");
+    const SearchSpace& space = space_at(comm);
+    // Runs at this size, per configuration and message size.
+    std::map<TuningConfig, std::vector<std::vector<double>>> runs;
+    std::set<TuningConfig> failed;
+    for (const auto& o : evaluations_) {
+      if (o.comm_size != comm) continue;
+      if (o.evaluation.failed) {
+        failed.insert(o.evaluation.config);
+        continue;
+      }
+      auto& r = runs[o.evaluation.config];
+      r.resize(m);
+      for (int s = 0; s < m; ++s) {
+        auto it = std::find(o.evaluation.msg_sizes.begin(), o.evaluation.msg_sizes.end(),
+                            options_.msg_sizes[s]);
+        if (it == o.evaluation.msg_sizes.end()) continue;
+        double v = o.evaluation.latency_us[it - o.evaluation.msg_sizes.begin()];
+        if (std::isfinite(v) && v > 0) r[s].push_back(v);
+      }
+    }
+    // Candidates: the configurations run somewhere (in their canonical form at this size) and
+    // the default; a configuration never run anywhere is not recommended on the prior alone.
+    std::set<TuningConfig> seen{TuningConfig::default_decision()};
+    for (const auto& o : evaluations_)
+      if (!o.evaluation.failed) seen.insert(space.canonical(o.evaluation.config));
+    std::vector<TuningConfig> configs;
+    for (const auto& c : space.points())
+      if (!failed.count(c) && seen.count(c)) configs.push_back(c);
+    Eigen::MatrixXd mean, var;
+    if (gp) {
+      std::vector<ClusterRow> rows;
+      for (const auto& c : configs) rows.push_back(row(comm, c));
+      gp->predict(rows, &mean, &var);
+    }
+    const int def = static_cast<int>(
+        std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -
+        configs.begin());
+    for (int s = 0; s < m; ++s) {
+      ClusterChoice choice;
+      choice.comm_size = comm;
+      choice.msg_size = options_.msg_sizes[s];
+      auto measured_median = [&](const TuningConfig& c) {
+        auto it = runs.find(c);
+        return it == runs.end() ? std::numeric_limits<double>::quiet_NaN()
+                                : median_of(it->second[s]);
+      };
+      if (!gp || configs.empty()) {  // nothing observed yet: the default, unknown
+        choice.config = TuningConfig::default_decision();
+        choice.default_us = choice.latency_us = measured_median(choice.config);
+        choice.measured = std::isfinite(choice.latency_us);
+        choice.confidence = 0.5;
+        out.push_back(choice);
+        continue;
+      }
+      int best = 0;
+      for (int i = 1; i < static_cast<int>(configs.size()); ++i)
+        if (mean(i, s) < mean(best, s)) best = i;
+      const double pick_median = measured_median(configs[best]);
+      const bool measured = std::isfinite(pick_median);
+      double default_us = std::numeric_limits<double>::quiet_NaN();
+      double confidence = 0.5;
+      if (def < static_cast<int>(configs.size())) {
+        const double def_median = measured_median(configs[def]);
+        default_us = std::isfinite(def_median) ? def_median : std::exp(mean(def, s));
+        if (best != def) {
+          if (measured && std::isfinite(def_median) && pick_median < def_median) {
+            confidence = 1.0;
+          } else {
+            double sd = std::sqrt(var(best, s) + var(def, s));
+            confidence = normal_cdf((mean(def, s) - mean(best, s)) / sd);
+          }
+        }
+      }
+      choice.confidence = confidence;
+      choice.default_us = default_us;
+      if (!measured && best != def && confidence < min_confidence) {
+        choice.config = TuningConfig::default_decision();
+        const double def_median = measured_median(choice.config);
+        choice.measured = std::isfinite(def_median);
+        choice.latency_us = default_us;
+      } else {
+        choice.config = configs[best];
+        choice.measured = measured;
+        choice.latency_us = measured ? pick_median : std::exp(mean(best, s));
+      }
+      out.push_back(choice);
+    }
+  }
+  return out;
+}
+
+nlohmann::json ClusterBayesStrategy::state() const {
+  nlohmann::json evals = nlohmann::json::array();
+  for (const auto& o : evaluations_) {
+    nlohmann::json latencies = nlohmann::json::array();
+    for (double v : o.evaluation.latency_us) {
+      if (std::isfinite(v))
+        latencies.push_back(v);
+      else
+        latencies.push_back(nullptr);
+    }
+    evals.push_back({{"comm_size", o.comm_size},
+                     {"config", o.evaluation.config},
+                     {"msg_sizes", o.evaluation.msg_sizes},
+                     {"latency_us", latencies},
+                     {"failed", o.evaluation.failed}});
+  }
+  nlohmann::json pending = nlohmann::json::array();
+  for (const auto& p : pending_) pending.push_back(pair_json(p.first, p.second));
+  nlohmann::json theta = nullptr;
+  if (theta_) theta = std::vector<double>(theta_->data(), theta_->data() + theta_->size());
+  return {{"strategy", name()},  {"evaluations", evals},
+          {"pending", pending},  {"design_next", design_next_},
+          {"theta", theta},      {"fitted_rows", fitted_rows_},
+          {"stopped", stopped_}, {"stop_reason", stop_reason_}};
+}
+
+void ClusterBayesStrategy::restore(const nlohmann::json& state) {
+  if (!state.is_object() || state.value("strategy", "") != name())
+    throw std::invalid_argument("bo-cluster: not a bo-cluster state");
+  std::vector<Observed> evals;
+  for (const auto& e : state.at("evaluations")) {
+    Observed o;
+    o.comm_size = e.at("comm_size").get<int>();
+    o.evaluation.config = e.at("config").get<TuningConfig>();
+    o.evaluation.msg_sizes = e.at("msg_sizes").get<std::vector<std::int64_t>>();
+    for (const auto& v : e.at("latency_us"))
+      o.evaluation.latency_us.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                                    : v.get<double>());
+    o.evaluation.failed = e.value("failed", false);
+    if (o.comm_size < 2 || o.evaluation.msg_sizes.size() != o.evaluation.latency_us.size())
+      throw std::invalid_argument("bo-cluster: malformed evaluation in state");
+    evals.push_back(std::move(o));
+  }
+  std::multiset<Pair> pending;
+  for (const auto& p : state.at("pending"))
+    pending.insert({p.at("comm_size").get<int>(), p.at("config").get<TuningConfig>()});
+  std::optional<Eigen::VectorXd> theta;
+  if (!state.at("theta").is_null()) {
+    auto v = state.at("theta").get<std::vector<double>>();
+    if (static_cast<int>(v.size()) != kClusterGpParamCount)
+      throw std::invalid_argument("bo-cluster: hyper-parameters of the wrong length");
+    theta = Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+  }
+  evaluations_ = std::move(evals);
+  pending_ = std::move(pending);
+  theta_ = std::move(theta);
+  design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());
+  fitted_rows_ = state.value("fitted_rows", 0);
+  stopped_ = state.value("stopped", false);
+  stop_reason_ = state.value("stop_reason", "");
+}
+
+}  // namespace colltune

@@ -1,0 +1,132 @@
+// "bo-cluster": the whole-cluster Bayesian search (cluster_strategy.h), one model over
+// (configuration x message size x communicator size).
+//
+//  - Surrogate: ClusterGp (cluster_gp.h) on log latency: rows are (configuration, comm size)
+//    pairs, columns the message sizes; the row kernel is a product of a Matern 5/2 kernel on
+//    log2 P with (a part every configuration shares + a configuration part: categorical
+//    algorithm x Matern 5/2 on the scaled log2 segment size and fan-out), plus a part of the
+//    configuration effect private to each comm size, over a linear trend in log2 P per
+//    message size. A configuration is encoded in its canonical form at each comm
+//    size (a chain fan-out is clamped to P - 1), so the same tree shape is the same point.
+//    Hyper-parameters: MAP (L-BFGS-B) on at most max_fit_rows rows, refitted when the rows
+//    grew by refit_growth since the last fit, warm-started from the last fit.
+//  - Initial design: a Latin hypercube over the configurations of the largest size (one per
+//    algorithm, chain fan-out extremes covered, latin_hypercube.h), each point assigned a comm
+//    size by a Latin hypercube over the sizes' log2 order; plus the default at the smallest,
+//    middle and largest size (the model needs the default's trend in P for its confidence).
+//  - Acquisition (cost-aware): a candidate (c, P) is worth
+//        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
+//    divided by cost(P)^alpha, cost = the node-seconds of one run at P relative to the
+//    smallest size: the expected improvement it has where it is run plus where it informs
+//    (corr = the fitted comm-size kernel), per unit cost. alpha
+//    falls from 1 to 0 as the budget (evaluations or node-seconds, whichever is further
+//    spent) is used ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the
+//    expensive sizes, a run at the smallest size being always far cheaper. EI is in
+//    log-latency units against the lowest posterior mean at (P', s) over the configurations of
+//    that size. Evaluated, pending and failed pairs are never suggested again.
+//  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
+//    nothing usable has been observed yet (the whole design pending), random pairs: an empty
+//    answer means "nothing more to ask".
+//  - Stop: the budgets (evaluations, 150 by default; node-seconds) or, after the design, when
+//    no candidate has an EI above max(ei_floor, ei_noise_fraction x noise sd) at any (comm
+//    size, message size): the model expects no improvement above the noise anywhere ("ei").
+//  - recommend(P): at every message size the configuration with the lowest posterior mean
+//    among P's configurations that were run at some size (and the default). measured = that
+//    configuration was run at P. Confidence = P(config faster than the default) under the
+//    posterior (independent marginals; 1 for a measured pick whose runs' median beats the
+//    default's measured median at P; 0.5 when the pick is the default itself). A predicted
+//    pick below min_confidence falls back to the default and keeps the confidence the
+//    rejected pick had, so a reader sees how close it came.
+//
+// Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
+// design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
+// max_fit_rows (60).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "optimizer/cluster_gp.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/search_space.h"
+
+namespace colltune {
+
+struct ClusterBayesSettings {
+  int initial_points = 0;
+  bool design_defaults = true;
+  double ei_noise_fraction = 0.3;
+  double ei_floor = 0.002;
+  double refit_growth = 1.25;
+  int max_fit_rows = 60;
+
+  static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
+};
+
+class ClusterBayesStrategy : public ClusterStrategy {
+ public:
+  ClusterBayesStrategy(Collective collective, const AlgorithmTable& table,
+                       const ClusterStrategyOptions& options);
+
+  std::string name() const override { return "bo-cluster"; }
+  std::vector<ClusterSuggestion> suggest(int max_count) override;
+  void observe(int comm_size, const Evaluation& evaluation) override;
+  bool done() const override;
+  std::string stop_reason() const override { return stop_reason_; }
+  std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
+  std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
+                                       double min_confidence) const override;
+  nlohmann::json state() const override;
+  void restore(const nlohmann::json& state) override;
+
+  // Introspection for benchmarks.
+  int evaluations() const { return static_cast<int>(evaluations_.size()); }
+  double node_seconds() const;
+  double run_cost(int comm_size) const;
+  std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
+
+ private:
+  struct Observed {
+    int comm_size = 0;
+    Evaluation evaluation;
+  };
+  using Pair = std::pair<int, TuningConfig>;  // (comm size, canonical configuration)
+
+  const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
+  ClusterRow row(int comm_size, const TuningConfig& config) const;
+  void make_design();
+  // The model on everything observed plus `fantasies` (rows at their posterior mean).
+  std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
+                                 const std::vector<Eigen::VectorXd>& fantasy_values) const;
+  void maybe_refit();
+  // Acquisition over every candidate pair of the campaign's sizes; best first.
+  struct Scored {
+    Pair pair;
+    double value = 0;   // per unit cost
+    double max_ei = 0;  // largest EI over the message sizes at its own size (log units)
+  };
+  std::vector<Scored> acquisition(const ClusterGp& gp, const std::set<Pair>& excluded) const;
+  bool budget_spent() const;
+
+  Collective collective_;
+  const AlgorithmTable* table_;
+  ClusterStrategyOptions options_;
+  ClusterBayesSettings settings_;
+  std::vector<int> algorithms_;  // union of algorithm ids over the sizes (category order)
+  std::optional<ConfigEncoder> encoder_;
+  std::optional<SearchSpace> largest_;
+  mutable std::map<int, std::unique_ptr<SearchSpace>> spaces_;
+  int max_evaluations_ = 150;
+
+  std::vector<ClusterSuggestion> design_;
+  std::size_t design_next_ = 0;
+  std::vector<Observed> evaluations_;
+  std::multiset<Pair> pending_;
+  std::optional<Eigen::VectorXd> theta_;
+  int fitted_rows_ = 0;
+  bool stopped_ = false;
+  std::string stop_reason_;
+};
+
+}  // namespace colltune

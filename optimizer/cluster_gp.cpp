@@ -1,0 +1,235 @@
+#include "optimizer/cluster_gp.h"
+
+#include <LBFGSB.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace colltune {
+namespace {
+
+constexpr double kSqrt5 = 2.2360679774997896964;
+constexpr double kLog2Pi = 1.8378770664093454836;
+
+inline double matern52(double r) {
+  return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
+}
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+struct Prior {
+  double mean, sd;
+};
+// Standardised data; configuration inputs in [0, 1]; comm size in doublings.
+const Prior kPriors[kClusterGpParamCount] = {
+    {0.0, 1.5},                // log signal variance (configuration-specific part)
+    {0.0, 2.0},                // logit rho
+    {std::log(0.5), 1.0},      // log length-scale, segment size
+    {std::log(0.5), 1.0},      // log length-scale, fan-out
+    {std::log(3.0), 1.0},      // log length-scale, comm size (doublings)
+    {std::log(0.3), 1.5},      // log shared variance
+    {std::log(0.25), 1.0},     // log length-scale, message size
+    {std::log(0.05), 1.5},     // log size nugget
+    {2 * std::log(0.1), 2.0},  // log noise variance
+    {std::log(0.1), 1.5},      // log comm-size nugget
+};
+
+}  // namespace
+
+Eigen::VectorXd ClusterGp::default_theta() {
+  Eigen::VectorXd t(kClusterGpParamCount);
+  for (int i = 0; i < kClusterGpParamCount; ++i) t[i] = kPriors[i].mean;
+  t[kClusterLogitRho] = 0.5;
+  return t;
+}
+
+Eigen::VectorXd ClusterGp::lower_bounds() {
+  Eigen::VectorXd b(kClusterGpParamCount);
+  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9;
+  return b;
+}
+
+Eigen::VectorXd ClusterGp::upper_bounds() {
+  Eigen::VectorXd b(kClusterGpParamCount);
+  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2;
+  return b;
+}
+
+double ClusterGp::log_prior(const Eigen::VectorXd& theta) {
+  double lp = 0;
+  for (int i = 0; i < kClusterGpParamCount; ++i) {
+    double d = (theta[i] - kPriors[i].mean) / kPriors[i].sd;
+    lp -= 0.5 * d * d;
+  }
+  return lp;
+}
+
+Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
+                                          const std::vector<ClusterRow>& b,
+                                          const Eigen::VectorXd& theta) {
+  const double signal = std::exp(theta[kClusterLogSignalVar]);
+  const double shared = std::exp(theta[kClusterLogSharedVar]);
+  const double rho = sigmoid(theta[kClusterLogitRho]);
+  const double ls_seg = std::exp(theta[kClusterLogLengthSeg]);
+  const double ls_fan = std::exp(theta[kClusterLogLengthFan]);
+  const double ls_comm = std::exp(theta[kClusterLogLengthComm]);
+  const double nugget = std::exp(theta[kClusterLogCommNugget]);
+  Eigen::MatrixXd k(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j) {
+      const EncodedConfig &x = a[i].config, &y = b[j].config;
+      double ds = (x.seg - y.seg) / ls_seg, df = (x.fan - y.fan) / ls_fan;
+      double kc = (x.category == y.category ? 1.0 : rho) * matern52(std::sqrt(ds * ds + df * df));
+      double kp = matern52(std::abs(a[i].log2_comm - b[j].log2_comm) / ls_comm);
+      double own = a[i].log2_comm == b[j].log2_comm ? nugget : 0.0;
+      k(i, j) = kp * (shared + signal * kc) + own * signal * kc;
+    }
+  return k;
+}
+
+ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
+    : data_(std::move(data)), theta_(std::move(theta)) {
+  const int n = static_cast<int>(data_.rows.size());
+  const int m = static_cast<int>(data_.size_coord.size());
+  if (n == 0 || m == 0 || theta_.size() != kClusterGpParamCount || data_.log_latency.rows() != n ||
+      data_.log_latency.cols() != m || data_.repeats.size() != n)
+    throw std::invalid_argument("ClusterGp: inconsistent data shapes");
+
+  // Prior mean: per message size, least squares line in log2 P (weighted by repeats).
+  center_.resize(m);
+  slope_.setZero(m);
+  scale_.resize(m);
+  double sw = 0, sx = 0, sxx = 0;
+  for (int i = 0; i < n; ++i) {
+    double w = data_.repeats[i], x = data_.rows[i].log2_comm;
+    sw += w, sx += w * x, sxx += w * x * x;
+  }
+  const double xbar = sx / sw, var_x = sxx / sw - xbar * xbar;
+  for (int s = 0; s < m; ++s) {
+    double sy = 0, sxy = 0;
+    for (int i = 0; i < n; ++i) {
+      double w = data_.repeats[i], x = data_.rows[i].log2_comm, y = data_.log_latency(i, s);
+      sy += w * y, sxy += w * x * y;
+    }
+    double ybar = sy / sw;
+    slope_[s] = var_x > 1e-9 ? (sxy / sw - xbar * ybar) / var_x : 0.0;
+    center_[s] = ybar - slope_[s] * xbar;
+    double ss = 0;
+    for (int i = 0; i < n; ++i) {
+      double r = data_.log_latency(i, s) - center_[s] - slope_[s] * data_.rows[i].log2_comm;
+      ss += data_.repeats[i] * r * r;
+    }
+    scale_[s] = std::max(std::sqrt(ss / sw), 0.02);
+  }
+  Eigen::MatrixXd z = (data_.log_latency - trend(data_.rows)) * scale_.cwiseInverse().asDiagonal();
+
+  const double tau2 = std::exp(theta_[kClusterLogNoiseVar]);
+  Eigen::MatrixXd kr = row_covariance(data_.rows, data_.rows, theta_);
+  const double ls_size = std::exp(theta_[kClusterLogLengthSize]);
+  const double nugget = std::exp(theta_[kClusterLogSizeNugget]);
+  ks_.resize(m, m);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j)
+      ks_(i, j) = matern52(std::abs(data_.size_coord[i] - data_.size_coord[j]) / ls_size) +
+                  (i == j ? nugget : 0.0);
+  sqrt_r_ = data_.repeats.array().sqrt();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> er(sqrt_r_.asDiagonal() * kr *
+                                                    sqrt_r_.asDiagonal());
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(ks_);
+  qr_ = er.eigenvectors();
+  qs_ = es.eigenvectors();
+  lr_ = er.eigenvalues().cwiseMax(0.0);
+  ls_ = es.eigenvalues().cwiseMax(0.0);
+  g_ = ((lr_ * ls_.transpose()).array() + tau2).inverse().matrix();
+  Eigen::MatrixXd y_rot = qr_.transpose() * sqrt_r_.asDiagonal() * z * qs_;
+  Eigen::MatrixXd b = y_rot.cwiseProduct(g_);
+  Eigen::MatrixXd alpha = sqrt_r_.asDiagonal() * qr_ * b * qs_.transpose();
+  alpha_ks_ = alpha * ks_;
+  vs2_ = (qs_.transpose() * ks_).array().square().matrix();
+  const double log_det = -g_.array().log().sum() - m * data_.repeats.array().log().sum();
+  // The likelihood of the log latencies themselves: standardisation is a change of units.
+  log_likelihood_ = -0.5 * y_rot.cwiseProduct(b).sum() - 0.5 * log_det - 0.5 * n * m * kLog2Pi -
+                    n * scale_.array().log().sum();
+}
+
+Eigen::MatrixXd ClusterGp::trend(const std::vector<ClusterRow>& points) const {
+  Eigen::MatrixXd t(points.size(), center_.size());
+  for (std::size_t i = 0; i < points.size(); ++i)
+    t.row(i) = (center_ + slope_ * points[i].log2_comm).transpose();
+  return t;
+}
+
+void ClusterGp::predict(const std::vector<ClusterRow>& points, Eigen::MatrixXd* mean,
+                        Eigen::MatrixXd* variance) const {
+  Eigen::MatrixXd kx = row_covariance(data_.rows, points, theta_);  // n x T
+  if (mean) *mean = trend(points) + (kx.transpose() * alpha_ks_) * scale_.asDiagonal();
+  if (variance) {
+    const double prior_row =
+        std::exp(theta_[kClusterLogSharedVar]) +
+        std::exp(theta_[kClusterLogSignalVar]) * (1.0 + std::exp(theta_[kClusterLogCommNugget]));
+    Eigen::MatrixXd pc = (qr_.transpose() * sqrt_r_.asDiagonal() * kx).array().square().matrix();
+    Eigen::MatrixXd reduction = pc.transpose() * g_ * vs2_;  // T x m
+    Eigen::MatrixXd prior =
+        prior_row * Eigen::MatrixXd::Ones(points.size(), 1) * ks_.diagonal().transpose();
+    *variance =
+        ((prior - reduction).cwiseMax(1e-10)) * scale_.array().square().matrix().asDiagonal();
+  }
+}
+
+Eigen::VectorXd ClusterGp::noise_sd() const {
+  return std::exp(0.5 * theta_[kClusterLogNoiseVar]) * scale_;
+}
+
+Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
+                               const std::vector<Eigen::VectorXd>& starts, int max_iterations) {
+  const Eigen::VectorXd lb = ClusterGp::lower_bounds(), ub = ClusterGp::upper_bounds();
+  auto value = [&data](const Eigen::VectorXd& theta) -> double {
+    try {
+      ClusterGp gp(data, theta);
+      double v = -(gp.log_likelihood() + ClusterGp::log_prior(theta));
+      return std::isfinite(v) ? v : std::numeric_limits<double>::max();
+    } catch (const std::exception&) {
+      return std::numeric_limits<double>::max();
+    }
+  };
+  auto objective = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) -> double {
+    const double f = value(theta);
+    grad.resize(theta.size());
+    for (int i = 0; i < theta.size(); ++i) {
+      Eigen::VectorXd t = theta;
+      double h = 1e-4;
+      if (t[i] + h > ub[i]) h = -h;
+      t[i] += h;
+      double fi = value(t);
+      grad[i] =
+          (f == std::numeric_limits<double>::max() || fi == std::numeric_limits<double>::max())
+              ? 0.0
+              : (fi - f) / h;
+    }
+    return f;
+  };
+  LBFGSpp::LBFGSBParam<double> param;
+  param.max_iterations = max_iterations;
+  param.epsilon = 1e-3;
+  param.epsilon_rel = 1e-5;
+  param.max_linesearch = 20;
+
+  Eigen::VectorXd best = starts.empty() ? ClusterGp::default_theta() : starts.front();
+  best = best.cwiseMax(lb).cwiseMin(ub);
+  double best_value = value(best);
+  for (const auto& start : starts) {
+    Eigen::VectorXd x = start.cwiseMax(lb).cwiseMin(ub);
+    double fx = 0;
+    try {
+      LBFGSpp::LBFGSBSolver<double> solver(param);
+      solver.minimize(objective, x, fx, lb, ub);
+    } catch (const std::exception&) {
+      // Line-search failures leave x at the last accepted iterate; score it below.
+    }
+    fx = value(x);
+    if (std::isfinite(fx) && fx < best_value) best_value = fx, best = x;
+  }
+  return best;
+}
+
+}  // namespace colltune

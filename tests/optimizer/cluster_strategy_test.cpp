@@ -1,0 +1,224 @@
+#include "optimizer/cluster_strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "core/rng.h"
+#include "optimizer/cluster_gp.h"
+#include "optimizer/search_space.h"
+
+namespace colltune {
+namespace {
+
+const AlgorithmTable& table() { return AlgorithmTable::builtin_4_1(); }
+
+std::vector<std::int64_t> msg_sizes() {
+  std::vector<std::int64_t> out;
+  for (std::int64_t s = 4; s <= (1 << 16); s *= 4) out.push_back(s);
+  return out;
+}
+
+// A bcast landscape with a known smooth dependence on P: the flat tree (chain, large fan-out)
+// gains on the binomial tree as P shrinks and loses as P grows; the crossover is near P = 24.
+// Latency grows like log2 P for everything (the shared trend).
+double truth(const TuningConfig& c, int p, std::int64_t size) {
+  const double lp = std::log2(static_cast<double>(p));
+  double base = (2.0 + size * 1e-3) * lp;
+  double factor = 1.3;
+  if (c.algorithm == 0) factor = 1.1;                // the default
+  if (c.algorithm == 6) factor = 1.25 - 0.065 * lp;  // binomial: better at scale
+  if (c.algorithm == 2)
+    factor = 0.4 + 0.12 * lp + 0.01 * std::abs(std::log2(std::max(1, c.fanout)) - 2);
+  if (c.segsize > 0) factor *= 1.0 + 0.05 * std::abs(std::log2(c.segsize) - 14);
+  return base * factor;
+}
+
+Evaluation evaluate(const TuningConfig& c, int p, Rng& rng) {
+  Evaluation e;
+  e.config = c;
+  for (auto s : msg_sizes()) {
+    e.msg_sizes.push_back(s);
+    double u = rng.uniform() + rng.uniform() + rng.uniform() - 1.5;
+    e.latency_us.push_back(truth(c, p, s) * std::exp(0.06 * u));
+  }
+  return e;
+}
+
+ClusterStrategyOptions options(std::vector<int> comm_sizes, int budget) {
+  ClusterStrategyOptions o;
+  o.seed = 7;
+  o.msg_sizes = msg_sizes();
+  for (int p : comm_sizes) o.sizes.push_back({p, 1, 0, 0});
+  o.budget = budget;
+  return o;
+}
+
+// Runs the search to its end in batches of 4; returns every suggestion in order.
+std::vector<ClusterSuggestion> run(ClusterStrategy& s, std::uint64_t noise_seed) {
+  Rng rng(noise_seed);
+  std::vector<ClusterSuggestion> all;
+  for (int round = 0; round < 100 && !s.done(); ++round) {
+    auto batch = s.suggest(4);
+    if (batch.empty()) break;
+    for (const auto& b : batch) {
+      all.push_back(b);
+      s.observe(b.comm_size, evaluate(b.config, b.comm_size, rng));
+    }
+  }
+  return all;
+}
+
+TEST(ClusterStrategy, RejectsBadOptions) {
+  EXPECT_THROW(make_cluster_strategy("bo-nope", Collective::bcast, table(), options({4}, 10)),
+               std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({}, 10)),
+               std::invalid_argument);
+  EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({1, 4}, 10)),
+               std::invalid_argument);
+  auto o = options({4, 8}, 10);
+  o.settings = {{"no_such_knob", 1}};
+  EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
+               std::invalid_argument);
+}
+
+TEST(ClusterStrategy, SameSeedSameSearch) {
+  auto a = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8, 16}, 20));
+  auto b = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8, 16}, 20));
+  auto ra = run(*a, 3), rb = run(*b, 3);
+  ASSERT_EQ(ra.size(), rb.size());
+  ASSERT_GE(ra.size(), 10u);
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    EXPECT_EQ(ra[i].comm_size, rb[i].comm_size);
+    EXPECT_EQ(ra[i].config, rb[i].config);
+  }
+  // Suggestions come from the sizes asked for and from each size's space.
+  for (const auto& s : ra) {
+    EXPECT_TRUE(s.comm_size == 4 || s.comm_size == 8 || s.comm_size == 16);
+    EXPECT_TRUE(SearchSpace(Collective::bcast, s.comm_size, table()).contains(s.config));
+  }
+}
+
+TEST(ClusterStrategy, StateRestoreContinuesIdentically) {
+  auto o = options({4, 8, 16, 32}, 28);
+  auto a = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  Rng rng(5);
+  for (int round = 0; round < 4; ++round)
+    for (const auto& s : a->suggest(4))
+      a->observe(s.comm_size, evaluate(s.config, s.comm_size, rng));
+  auto pending = a->suggest(3);  // left pending across the restore
+  ASSERT_FALSE(pending.empty());
+  auto b = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  b->restore(nlohmann::json::parse(a->state().dump()));
+  EXPECT_EQ(a->state(), b->state());
+  auto na = a->suggest(4), nb = b->suggest(4);
+  ASSERT_EQ(na.size(), nb.size());
+  for (std::size_t i = 0; i < na.size(); ++i) {
+    EXPECT_EQ(na[i].comm_size, nb[i].comm_size);
+    EXPECT_EQ(na[i].config, nb[i].config);
+  }
+  auto ca = a->recommend({4, 24}, 0.9), cb = b->recommend({4, 24}, 0.9);
+  ASSERT_EQ(ca.size(), cb.size());
+  for (std::size_t i = 0; i < ca.size(); ++i) EXPECT_EQ(ca[i].config, cb[i].config);
+  EXPECT_THROW(b->restore(nlohmann::json{{"strategy", "bo"}}), std::invalid_argument);
+}
+
+TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
+  // 32 ranks is never run. Chain wins at 16 ranks, binomial at 32 (by 8 %): the nearest tuned
+  // size below (16) picks wrong, the smooth trend in log2 P picks right.
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(),
+                                 options({4, 8, 16, 64, 128}, 60));
+  auto suggested = run(*s, 11);
+  for (const auto& x : suggested) EXPECT_NE(x.comm_size, 32);
+  const auto choices = s->recommend({32, 128}, 0.0);
+  ASSERT_EQ(choices.size(), 2 * msg_sizes().size());
+  const SearchSpace space32(Collective::bcast, 32, table());
+  double worst = 0;
+  for (const auto& c : choices) {
+    if (c.comm_size != 32) continue;
+    EXPECT_FALSE(c.measured);
+    EXPECT_GT(c.confidence, 0.5);
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& p : space32.points()) best = std::min(best, truth(p, 32, c.msg_size));
+    worst = std::max(worst, truth(c.config, 32, c.msg_size) / best - 1.0);
+  }
+  EXPECT_LT(worst, 0.04);
+  // Picks are configurations that were run somewhere (canonical at the size) or the default.
+  std::set<TuningConfig> run_somewhere;
+  for (const auto& x : suggested) run_somewhere.insert(space32.canonical(x.config));
+  for (const auto& c : choices) {
+    if (c.comm_size == 32) {
+      EXPECT_TRUE(c.config.is_default() || run_somewhere.count(c.config));
+    }
+  }
+  // An impossible confidence threshold turns every predicted pick into the default.
+  for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
+}
+
+TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
+  // An engine with parallel jobs asks again before the first results are in: an empty answer
+  // would mean "done", so the strategy hands out more pairs instead.
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8}, 60));
+  std::set<std::pair<int, TuningConfig>> seen;
+  for (int round = 0; round < 12; ++round) {  // 48 runs asked: more than the design holds
+    auto batch = s->suggest(4);
+    ASSERT_FALSE(batch.empty()) << "round " << round;
+    for (const auto& b : batch) EXPECT_TRUE(seen.insert({b.comm_size, b.config}).second);
+  }
+  EXPECT_FALSE(s->done());
+}
+
+TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
+  auto o = options({4, 8, 64}, 0);
+  o.sizes[2].run_cost = 100;
+  o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
+  o.budget_node_seconds = 400;
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  auto all = run(*s, 2);
+  double spent = 0;
+  for (const auto& x : all) spent += x.comm_size == 64 ? 100 : 1;
+  EXPECT_TRUE(s->done());
+  EXPECT_LE(spent, 400 + 100);  // the last batch may cross the budget by one run
+  EXPECT_FALSE(s->stop_reason().empty());
+}
+
+// The surrogate on its own: noise-free rows that are linear in log2 P are reproduced at a comm
+// size between the measured ones, with a small posterior variance there and a larger one far
+// outside the data.
+TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
+  ClusterGridData d;
+  const int m = 3;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  std::vector<int> ps = {2, 4, 8, 32, 64};
+  d.log_latency.resize(static_cast<int>(ps.size()) * 2, m);
+  d.repeats = Eigen::VectorXd::Ones(static_cast<int>(ps.size()) * 2);
+  int i = 0;
+  for (int cat = 0; cat < 2; ++cat)
+    for (int p : ps) {
+      ClusterRow r;
+      r.config.category = cat;
+      r.log2_comm = std::log2(p);
+      d.rows.push_back(r);
+      for (int s = 0; s < m; ++s)
+        d.log_latency(i, s) =
+            1.0 + 0.5 * r.log2_comm + 0.3 * s + (cat == 1 ? 0.1 * r.log2_comm : 0.0);
+      ++i;
+    }
+  Eigen::VectorXd theta = fit_cluster_gp(d, {ClusterGp::default_theta()});
+  ClusterGp gp(d, theta);
+  ClusterRow at16, at4096;
+  at16.config.category = at4096.config.category = 1;
+  at16.log2_comm = 4;
+  at4096.log2_comm = 12;
+  Eigen::MatrixXd mean, var;
+  gp.predict({at16, at4096}, &mean, &var);
+  for (int s = 0; s < m; ++s) {
+    EXPECT_NEAR(mean(0, s), 1.0 + 0.6 * 4 + 0.3 * s, 0.1);
+    EXPECT_LT(var(0, s), var(1, s));
+  }
+  EXPECT_THROW(ClusterGp(ClusterGridData{}, theta), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace colltune
