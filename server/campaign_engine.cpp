@@ -9,9 +9,11 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
 #include "server/context_request.h"
+#include "server/context_result.h"
 #include "server/final_choice.h"
 #include "server/job_executor.h"
 #include "server/retune_warm_start.h"
@@ -39,12 +41,13 @@ std::string job_tag(std::int64_t campaign_id, std::int64_t context_id, const std
 }  // namespace
 
 CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
-                               EventCallback on_event)
+                               EventSink* events)
     : store_(store),
       backend_(backend),
       table_(table),
-      on_event_(std::move(on_event)),
-      executor_(store, backend, on_event_) {}
+      own_events_(store),
+      events_(events ? *events : own_events_),
+      executor_(store, backend, &events_) {}
 
 std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
   std::vector<Store::NewContext> contexts;
@@ -70,8 +73,10 @@ void CampaignEngine::check_admissible(Store& store, Backend& backend, const Camp
 void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
                           bool persist) {
   payload["campaign_id"] = campaign_id;
-  if (persist) store_.add_event(campaign_id, type, payload);
-  if (on_event_) on_event_(type, payload);
+  if (persist)
+    events_.durable(campaign_id, type, payload);
+  else
+    events_.transient(campaign_id, type, payload);
 }
 
 EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& cancel) {
@@ -86,6 +91,16 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   } catch (const std::exception& e) {
     error_ = std::string("invalid campaign spec: ") + e.what();
     store_.set_campaign_state(campaign_id, "failed", error_);
+    return EngineOutcome::failed;
+  }
+  return run(campaign_id, spec, cancel);
+}
+
+EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& spec,
+                                  const CancelFlag& cancel) {
+  auto campaign = store_.campaign(campaign_id);
+  if (!campaign) {
+    error_ = "no campaign " + std::to_string(campaign_id);
     return EngineOutcome::failed;
   }
   // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
@@ -197,20 +212,62 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 
   if (!final_started) {
     store_.set_context_state(context.id, "searching");
-    while (!strategy->done() && !over_time_budget()) {
-      if (cancel.cancelled()) return EngineOutcome::interrupted;
-      auto configs = strategy->suggest(spec.batch_size);
-      if (configs.empty()) break;
-      const std::string tag = job_tag(campaign.id, context.id, "search", ++job_number);
-      auto request = make_request(tag, configs, spec.repeats, options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "search",
-                                            nlohmann::json(request), strategy->state());
-      auto job = *store_.job(job_id);
-      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
-      store_.complete_job(job.id, "done", context.id, strategy->state());
-      emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", context.id}}, true);
-    }
+    // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
+    // store (with the strategy's state) before it runs on the backend.
+    class JobRunner : public BatchRunner {
+     public:
+      JobRunner(CampaignEngine& engine, Strategy& strategy, std::function<bool()> over_budget,
+                std::function<BenchmarkRequest(const SearchBatch&)> request_for,
+                std::int64_t campaign_id, std::int64_t context_id, const CancelFlag& cancel)
+          : engine_(engine),
+            strategy_(strategy),
+            over_budget_(std::move(over_budget)),
+            request_for_(std::move(request_for)),
+            campaign_id_(campaign_id),
+            context_id_(context_id),
+            cancel_(cancel) {}
+      bool keep_searching() override { return !over_budget_(); }
+      bool interrupted() override { return cancel_.cancelled(); }
+      std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+        const BenchmarkRequest request = request_for_(batch);
+        const auto job_id = engine_.store_.create_job(campaign_id_, context_id_, request.tag,
+                                                      engine_.backend_.name(), "search",
+                                                      nlohmann::json(request), strategy_.state());
+        job_ = *engine_.store_.job(job_id);
+        if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
+        std::vector<Evaluation> out;
+        for (const auto& run : engine_.store_.runs_of_job(job_->id))
+          out.push_back(evaluation_of(run));
+        return out;
+      }
+      void batch_done(const SearchBatch&) override {
+        engine_.store_.complete_job(job_->id, "done", context_id_, strategy_.state());
+        engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
+                     true);
+      }
+
+     private:
+      CampaignEngine& engine_;
+      Strategy& strategy_;
+      std::function<bool()> over_budget_;
+      std::function<BenchmarkRequest(const SearchBatch&)> request_for_;
+      std::int64_t campaign_id_, context_id_;
+      const CancelFlag& cancel_;
+      std::optional<JobRecord> job_;
+    };
+    JobRunner runner(
+        *this, *strategy, over_time_budget,
+        [&](const SearchBatch& batch) {
+          std::vector<TuningConfig> configs;
+          for (const auto& item : batch.items) configs.push_back(item.config);
+          const std::string tag = job_tag(campaign.id, context.id, "search", batch.number);
+          return make_request(tag, configs, spec.repeats, options.seed + batch.number);
+        },
+        campaign.id, context.id, cancel);
+    const SearchLoopResult search =
+        run_search_loop(*strategy, runner, spec.batch_size, job_number + 1);
+    if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
+    job_number += search.batches;
   }
   store_.set_context_state(context.id, "finalizing");
 
@@ -327,9 +384,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     if (!final_done) {
       // The method before the paired test: the finalists and the default re-measured side by
       // side in a shuffled order, lowest median within noise.
-      std::set<TuningConfig> finalists;
-      finalists.insert(TuningConfig::default_decision());
-      for (const auto& c : strategy->finalists(spec.final_candidates)) finalists.insert(c);
+      const std::set<TuningConfig> finalists = final_candidates(*strategy, spec.final_candidates);
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
                                   options.seed + job_number);
@@ -403,13 +458,12 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                  failed_sizes.dump());
     emit(campaign.id, "sizes_failed", {{"context_id", context.id}, {"sizes", failed_sizes}}, true);
   }
-  nlohmann::json result = {
-      {"picks", picks},
-      {"evaluations",
-       strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
-      {"space", space.size()},
-      {"strategy", strategy->name()}};
-  if (!failed_sizes.empty()) result["failed_sizes"] = failed_sizes;
+  ContextResult result;
+  result.picks = picks.get<std::vector<ContextPick>>();
+  result.evaluations = strategy->evaluations();
+  result.space = static_cast<std::int64_t>(space.size());
+  result.strategy = strategy->name();
+  result.failed_sizes = failed_sizes;
   store_.save_context_result(context.id, result);
   store_.set_context_state(context.id, "done");
   emit(campaign.id, "context_done",
@@ -462,7 +516,7 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
          {"failed_sizes", ctx.result.is_object()
                               ? ctx.result.value("failed_sizes", nlohmann::json::array())
                               : nlohmann::json::array()}});
-    if (!ctx.result.is_object()) continue;
+    if (!context_result_of(ctx.result)) continue;
     // Medians of the re-measure runs (tuned = rules file loaded, default) of the newest file.
     std::map<std::int64_t, std::vector<double>> tuned, fixed;
     const std::string newest =
@@ -480,23 +534,24 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
       }
     }
     const std::string coll = std::string(name(ctx.collective));
-    for (const auto& p : ctx.result.at("picks")) {
-      const TuningConfig best = p.at("best").get<TuningConfig>();
-      const std::int64_t size = p.at("msg_size").get<std::int64_t>();
+    const std::optional<ContextResult> result = context_result_of(ctx.result);
+    for (const ContextPick& p : result->picks) {
+      const TuningConfig best = p.best;
+      const std::int64_t size = p.msg_size;
       nlohmann::json entry = {{"collective", coll},
                               {"comm_size", ctx.comm_size},
                               {"msg_size", size},
                               {"best", best},
                               {"best_name", table.algorithm_name(ctx.collective, best.algorithm)},
-                              {"noise", p.at("noise")},
-                              {"default_within_noise", p.at("default_within_noise")},
-                              {"search_default_us", p.at("default_us")},
-                              {"search_best_us", p.at("best_us")},
-                              {"final_method", p.value("method", std::string("median"))},
-                              {"reverted", p.value("reverted", nlohmann::json())}};
-      if (p.contains("candidate")) entry["candidate"] = p.at("candidate");
-      nlohmann::json default_us = p.at("default_us");
-      nlohmann::json best_us = p.at("best_us");
+                              {"noise", p.noise},
+                              {"default_within_noise", p.default_within_noise},
+                              {"search_default_us", p.default_us},
+                              {"search_best_us", p.best_us},
+                              {"final_method", p.method_or_median()},
+                              {"reverted", p.reverted}};
+      if (p.extra.contains("candidate")) entry["candidate"] = p.extra.at("candidate");
+      nlohmann::json default_us = p.default_us;
+      nlohmann::json best_us = p.best_us;
       // The speed-up and its interval: from the re-measure with the file loaded when there is
       // one, else from the final phase's pairs. A size left to the default measures the same
       // thing twice: its speed-up is 1 by construction, the interval shows the noise.
@@ -522,12 +577,12 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
           best_us = median(tuned[size]);
         }
         entry["remeasure_samples"] = pairs;
-      } else if (p.value("method", std::string()) == "paired") {
-        ratio = number_or_null(p, "ratio");
-        low = number_or_null(p, "ratio_low");
-        high = number_or_null(p, "ratio_high");
-        pairs = p.value("pairs", 0);
-        confidence = number_or_null(p, "confidence");
+      } else if (p.method == "paired") {
+        ratio = number_or_null(p.extra, "ratio");
+        low = number_or_null(p.extra, "ratio_low");
+        high = number_or_null(p.extra, "ratio_high");
+        pairs = p.extra.value("pairs", 0);
+        confidence = number_or_null(p.extra, "confidence");
       }
       entry["remeasured"] = remeasured;
       entry["default_us"] = default_us;
