@@ -84,8 +84,12 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     ++r.runs;
     return e;
   };
+  // Runs-to-target counts observed runs: the loop observes a batch after all of it ran.
+  int observed_runs = 0;
   auto after_observe = [&] {
-    if (!r.runs_to_target && on_target(landscape, strategy->recommend())) r.runs_to_target = r.runs;
+    ++observed_runs;
+    if (!r.runs_to_target && on_target(landscape, strategy->recommend()))
+      r.runs_to_target = observed_runs;
   };
 
   // The search: the campaign engine's loop (optimizer/search_loop.h), each batch drawn from the
