@@ -12,6 +12,7 @@
 #include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
+#include "server/campaign_states.h"
 #include "server/context_request.h"
 #include "server/context_result.h"
 #include "server/final_choice.h"
@@ -53,7 +54,7 @@ std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& s
   std::vector<Store::NewContext> contexts;
   for (const auto& c : spec.contexts)
     contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
-  return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
+  return store.create_campaign_with_contexts(spec.name, to_json(spec), to_string(CampaignState::queued), contexts);
 }
 
 void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
@@ -90,7 +91,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     spec = parse_campaign_spec(campaign->spec);
   } catch (const std::exception& e) {
     error_ = std::string("invalid campaign spec: ") + e.what();
-    store_.set_campaign_state(campaign_id, "failed", error_);
+    store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
     return EngineOutcome::failed;
   }
   return run(campaign_id, spec, cancel);
@@ -105,25 +106,25 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
   }
   // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
   for (const auto& context : store_.contexts(campaign_id)) {
-    if (context.state == "done") continue;
+    if (parse_context_state(context.state) == ContextState::done) continue;
     const BenchmarkRequest probe = context_request(context, spec, "preflight");
     std::string reason = backend_.admit(probe);
     if (reason.empty()) reason = backend_.preflight(probe);
     if (!reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
-      store_.set_campaign_state(campaign_id, "failed", error_);
-      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return EngineOutcome::failed;
     }
   }
-  store_.set_campaign_state(campaign_id, "running");
-  emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
+  store_.set_campaign_state(campaign_id, to_string(CampaignState::running));
+  emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::running)}}, true);
 
   for (const auto& context : store_.contexts(campaign_id)) {
     // A context that failed before (e.g. the database was locked too long) is retried when
     // its campaign is resumed: it continues from what the store holds.
-    if (context.state == "done") continue;
+    if (parse_context_state(context.state) == ContextState::done) continue;
     EngineOutcome outcome;
     try {
       outcome = run_context(*campaign, spec, context, cancel);
@@ -139,9 +140,9 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
     if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(context.id, "failed");
-      store_.set_campaign_state(campaign_id, "failed", error_);
-      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      store_.set_context_state(context.id, to_string(ContextState::failed));
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return outcome;
     }
   }
@@ -182,13 +183,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // Finish jobs left unfinished by an interruption before asking for anything new.
   for (const auto& job : store_.jobs(campaign.id)) {
     if (job.context_id != context.id) continue;
-    if (job.state != "submitting" && job.state != "running") continue;
+    if (const auto state = parse_job_state(job.state);
+        state != JobState::submitting && state != JobState::running)
+      continue;
     if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    if (job.purpose == "search") {
+    if (parse_job_purpose(job.purpose) == JobPurpose::search) {
       for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
-      store_.complete_job(job.id, "done", context.id, strategy->state());
+      store_.complete_job(job.id, to_string(JobState::done), context.id, strategy->state());
     } else {
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
   }
 
@@ -204,14 +207,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // A context whose final phase started does not search again (resume).
   bool final_started = false, final_done = false;
   for (const auto& job : store_.jobs(campaign.id)) {
-    if (job.context_id != context.id || job.purpose != "final") continue;
+    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final) continue;
     final_started = true;
-    final_done = final_done || job.state == "done";
+    final_done = final_done || parse_job_state(job.state) == JobState::done;
   }
   const bool paired = spec.final_method == "paired";
 
   if (!final_started) {
-    store_.set_context_state(context.id, "searching");
+    store_.set_context_state(context.id, to_string(ContextState::searching));
     // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
     // store (with the strategy's state) before it runs on the backend.
     class JobRunner : public BatchRunner {
@@ -231,7 +234,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
         const BenchmarkRequest request = request_for_(batch);
         const auto job_id = engine_.store_.create_job(campaign_id_, context_id_, request.tag,
-                                                      engine_.backend_.name(), "search",
+                                                      engine_.backend_.name(), to_string(JobPurpose::search),
                                                       nlohmann::json(request), strategy_.state());
         job_ = *engine_.store_.job(job_id);
         if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
@@ -241,7 +244,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         return out;
       }
       void batch_done(const SearchBatch&) override {
-        engine_.store_.complete_job(job_->id, "done", context_id_, strategy_.state());
+        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_, strategy_.state());
         engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
                      true);
       }
@@ -269,7 +272,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
     job_number += search.batches;
   }
-  store_.set_context_state(context.id, "finalizing");
+  store_.set_context_state(context.id, to_string(ContextState::finalizing));
 
   nlohmann::json picks = nlohmann::json::array();
   if (paired) {
@@ -285,7 +288,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     for (const auto& c : strategy->finalists(spec.final_candidates))
       if (!c.is_default()) pool.insert(c);
     std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> search_latency;
-    for (const auto& run : store_.runs_of_context(context.id, "search")) {
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::search))) {
       if (run.outcome != RunOutcome::ok) continue;
       for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
     }
@@ -322,7 +325,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     }
     int search_runs = 0;
     for (const auto& job : store_.jobs(campaign.id))
-      if (job.context_id == context.id && job.purpose == "search")
+      if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
     // The cap: never more runs than the search made, nor than the earlier final phase made
     // (final_repeats runs of the default and of each finalist); the looks that fit in it share
@@ -339,7 +342,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 
     auto evaluate = [&] {
       const PairedFinalData data =
-          paired_final_data(store_.runs_of_context(context.id, "final"), options.msg_sizes);
+          paired_final_data(store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
     for (;;) {
@@ -362,11 +365,11 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, configs, rounds, options.seed + job_number);
       request.alternating = true;
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "final",
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), to_string(JobPurpose::final),
                                             nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
     auto [data, intervals] = evaluate();
     for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
@@ -388,17 +391,17 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
                                   options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "final",
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), to_string(JobPurpose::final),
                                             nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
     // Picks per size from the final runs only (same conditions, interleaved order).
     std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
     // Rows of a run whose output could not be parsed are not trusted; a run that crashed or
     // timed out keeps the sizes it finished (complete lines OSU printed before the failure).
-    for (const auto& run : store_.runs_of_context(context.id, "final")) {
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
       if (run.outcome == RunOutcome::parse_error) continue;
       for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
     }
@@ -422,7 +425,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   std::size_t ok_runs = 0;
   std::size_t failed_runs = 0;
   std::string last_error;
-  for (const auto& run : store_.runs_of_context(context.id, "final")) {
+  for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
     if (is_failed_outcome(run.outcome)) {
       ++failed_runs;
       if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
@@ -465,7 +468,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   result.strategy = strategy->name();
   result.failed_sizes = failed_sizes;
   store_.save_context_result(context.id, result);
-  store_.set_context_state(context.id, "done");
+  store_.set_context_state(context.id, to_string(ContextState::done));
   emit(campaign.id, "context_done",
        {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
        true);
@@ -524,9 +527,10 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
     for (const auto& job : store.jobs(campaign_id)) {
       if (job.context_id != ctx.id || newest.empty() || job.tag.find(newest) == std::string::npos)
         continue;
-      auto* target = job.purpose == "remeasure-tuned"     ? &tuned
-                     : job.purpose == "remeasure-default" ? &fixed
-                                                          : nullptr;
+      const auto purpose = parse_job_purpose(job.purpose);
+      auto* target = purpose == JobPurpose::remeasure_tuned     ? &tuned
+                     : purpose == JobPurpose::remeasure_default ? &fixed
+                                                                : nullptr;
       if (!target) continue;
       for (const auto& run : store.runs_of_job(job.id)) {
         if (run.outcome != RunOutcome::ok) continue;

@@ -40,39 +40,44 @@ std::int64_t create_admitted_campaign(Store& store, Backend& backend, const Camp
 
 void fail_campaign(Store& store, EventSink& events, std::int64_t campaign_id,
                    const std::string& error) {
-  store.set_campaign_state(campaign_id, "failed", error);
+  store.set_campaign_state(campaign_id, to_string(CampaignState::failed), error);
   events.durable(campaign_id, "campaign_state",
-                 {{"campaign_id", campaign_id}, {"state", "failed"}, {"error", error}});
+                 {{"campaign_id", campaign_id},
+                  {"state", to_string(CampaignState::failed)},
+                  {"error", error}});
 }
 
 void cancel_unfinished_jobs(Store& store, EventSink& events, std::int64_t campaign_id) {
   for (const auto& job : store.jobs(campaign_id))
-    if (job.state == "submitting" || job.state == "running") {
-      store.set_job_state(job.id, "cancelled");
+    if (const auto state = parse_job_state(job.state);
+        state == JobState::submitting || state == JobState::running) {
+      store.set_job_state(job.id, to_string(JobState::cancelled));
       events.durable(campaign_id, "job_state",
                      {{"campaign_id", campaign_id},
                       {"job_id", job.id},
                       {"tag", job.tag},
-                      {"state", "cancelled"}});
+                      {"state", to_string(JobState::cancelled)}});
     }
 }
 
-std::string settle_interrupted(Store& store, EventSink& events, std::int64_t id,
-                               InterruptAction action, const std::string& pause_reason) {
+CampaignState settle_interrupted(Store& store, EventSink& events, std::int64_t id,
+                                 InterruptAction action, const std::string& pause_reason) {
+  CampaignState state = CampaignState::running;
   switch (action) {
     case InterruptAction::pause:
-      store.set_campaign_state(id, "paused", pause_reason);
-      events.durable(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
-      return "paused";
-    case InterruptAction::cancel:
-      store.set_campaign_state(id, "cancelled");
-      cancel_unfinished_jobs(store, events, id);
-      events.durable(id, "campaign_state", {{"campaign_id", id}, {"state", "cancelled"}});
-      return "cancelled";
-    case InterruptAction::keep_running:
+      state = CampaignState::paused;
+      store.set_campaign_state(id, to_string(state), pause_reason);
       break;
+    case InterruptAction::cancel:
+      state = CampaignState::cancelled;
+      store.set_campaign_state(id, to_string(state));
+      cancel_unfinished_jobs(store, events, id);
+      break;
+    case InterruptAction::keep_running:
+      return state;
   }
-  return "running";
+  events.durable(id, "campaign_state", {{"campaign_id", id}, {"state", to_string(state)}});
+  return state;
 }
 
 namespace {
@@ -112,8 +117,8 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
     spec = parse_campaign_spec(campaign->spec);
   } catch (const std::exception& e) {
     result.error = std::string("invalid campaign spec: ") + e.what();
-    store.set_campaign_state(campaign_id, "failed", result.error);
-    result.state = "failed";
+    store.set_campaign_state(campaign_id, to_string(CampaignState::failed), result.error);
+    result.state = CampaignState::failed;
     return result;
   }
 
@@ -124,7 +129,7 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
     return interrupted(store, events, campaign_id, options, false);
   if (outcome == EngineOutcome::failed) {  // the engine recorded the failure and said so
     result.error = engine.error();
-    result.state = "failed";
+    result.state = CampaignState::failed;
     return result;
   }
 
@@ -161,12 +166,12 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
                     {"reverted", rules.reverted.size()}});
 
   // 3. The final state.
-  result.state = rules.error.empty() ? "done" : "failed";
+  result.state = rules.error.empty() ? CampaignState::done : CampaignState::failed;
   result.end = rules.error.empty() ? CampaignRunResult::End::done : CampaignRunResult::End::failed;
   result.error = rules.error;
   result.in_rules_stage = true;
-  store.set_campaign_state(campaign_id, result.state, rules.error);
-  nlohmann::json payload = {{"campaign_id", campaign_id}, {"state", result.state}};
+  store.set_campaign_state(campaign_id, to_string(result.state), rules.error);
+  nlohmann::json payload = {{"campaign_id", campaign_id}, {"state", to_string(result.state)}};
   if (!rules.error.empty()) payload["error"] = rules.error;
   events.durable(campaign_id, "campaign_state", payload);
   result.rules = std::move(rules);

@@ -17,6 +17,7 @@
 #include "runner/backend.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_spec.h"
+#include "server/campaign_states.h"
 #include "server/event_sink.h"
 #include "server/rules_stage.h"
 #include "server/store.h"
@@ -68,7 +69,7 @@ struct CampaignRun {
 struct CampaignRunResult {
   enum class End { done, failed, interrupted } end = End::failed;
   // The state the campaign was left in: done, failed, paused, cancelled, running.
-  std::string state;
+  CampaignState state = CampaignState::failed;
   std::string error;  // why it failed
   // Interrupted or failed in the rules stage (after every context was done).
   bool in_rules_stage = false;
@@ -85,7 +86,7 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
 
 // Leaves an interrupted campaign as `action` says: its state (and, for pause and cancel, a
 // durable campaign_state event; cancel also cancels its unfinished jobs). Returns the state.
-std::string settle_interrupted(Store& store, EventSink& events, std::int64_t campaign_id,
+CampaignState settle_interrupted(Store& store, EventSink& events, std::int64_t campaign_id,
                                InterruptAction action, const std::string& pause_reason = "");
 
 // Marks a campaign failed with `error` and says so (durable campaign_state event).

@@ -19,7 +19,10 @@
 namespace colltune {
 namespace {
 
-bool finished_state(const std::string& state) { return state == "done" || state == "cancelled"; }
+bool finished_state(const std::string& state) {
+  const auto s = parse_campaign_state(state);
+  return s && is_final(*s);
+}
 
 // Follows the best latency per message size of each context's search runs, to announce new
 // bests. Starts from what the store already holds, so a resumed campaign does not re-announce.
@@ -161,11 +164,11 @@ CampaignRecord CampaignManager::pause(std::int64_t id, std::chrono::milliseconds
     });
     return record_or_throw(id);
   }
-  if (record.state != "queued" && record.state != "running")
+  if (const auto s = parse_campaign_state(record.state);
+      s != CampaignState::queued && s != CampaignState::running)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
                            "; only a queued or running campaign can be paused");
-  store_.set_campaign_state(id, "paused");
-  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
+  settle_interrupted(store_, hub_, id, InterruptAction::pause);
   return record_or_throw(id);
 }
 
@@ -178,11 +181,13 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
                            (it->second->stop_request.empty()
                                 ? "running"
                                 : "stopping (" + it->second->stop_request + ")"));
-  if (record.state != "paused" && record.state != "failed")
+  if (const auto s = parse_campaign_state(record.state);
+      s != CampaignState::paused && s != CampaignState::failed)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
                            "; only a paused or failed campaign can be resumed");
-  store_.set_campaign_state(id, "queued");
-  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "queued"}});
+  store_.set_campaign_state(id, to_string(CampaignState::queued));
+  hub_.record(id, "campaign_state",
+              {{"campaign_id", id}, {"state", to_string(CampaignState::queued)}});
   if (started_ && !stopping_) schedule_locked();
   return record_or_throw(id);
 }

@@ -52,7 +52,7 @@ TEST(CampaignLifecycle, RunsToDoneAndSaysSoOnce) {
   CancelFlag cancel;
   const CampaignRunResult r = run_campaign(store, *backend, id, run_options(dir, events, cancel));
   ASSERT_EQ(r.end, CampaignRunResult::End::done) << r.error;
-  EXPECT_EQ(r.state, "done");
+  EXPECT_EQ(r.state, CampaignState::done);
   EXPECT_EQ(store.campaign(id)->state, "done");
   ASSERT_TRUE(r.rules);
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rules.conf"));
@@ -107,7 +107,7 @@ TEST(CampaignLifecycle, AnInterruptionEndsAsTheCallerAsks) {
     const std::string expected = action == InterruptAction::pause    ? "paused"
                                  : action == InterruptAction::cancel ? "cancelled"
                                                                      : "running";
-    EXPECT_EQ(r.state, expected);
+    EXPECT_EQ(to_string(r.state), expected);
     EXPECT_EQ(campaign->state, expected);
     if (action == InterruptAction::pause) {
       EXPECT_EQ(campaign->error, "interrupted by signal");
@@ -130,6 +130,32 @@ TEST(CampaignLifecycle, AnUnknownStrategyIsRefusedBeforeAnythingIsStored) {
     EXPECT_NE(std::string(e.what()).find("unknown strategy 'annealing'"), std::string::npos);
   }
   EXPECT_TRUE(store.campaigns("", 10, 0).empty());
+}
+
+// The stored strings are the database's format: they must never change.
+TEST(CampaignStates, StoredStringsAreStableAndRoundTrip) {
+  EXPECT_STREQ(to_string(CampaignState::cancelled), "cancelled");
+  EXPECT_STREQ(to_string(ContextState::finalizing), "finalizing");
+  EXPECT_STREQ(to_string(JobState::submitting), "submitting");
+  EXPECT_STREQ(to_string(JobPurpose::remeasure_tuned), "remeasure-tuned");
+  EXPECT_STREQ(to_string(JobPurpose::remeasure_default), "remeasure-default");
+  for (const char* s : {"queued", "running", "paused", "done", "failed", "cancelled"})
+    EXPECT_STREQ(to_string(*parse_campaign_state(s)), s);
+  for (const char* s : {"pending", "searching", "finalizing", "done", "failed"})
+    EXPECT_STREQ(to_string(*parse_context_state(s)), s);
+  for (const char* s : {"submitting", "running", "done", "cancelled"})
+    EXPECT_STREQ(to_string(*parse_job_state(s)), s);
+  for (const char* s : {"search", "final", "verify", "remeasure-tuned", "remeasure-default"})
+    EXPECT_STREQ(to_string(*parse_job_purpose(s)), s);
+  EXPECT_FALSE(parse_campaign_state("Done"));
+  EXPECT_FALSE(parse_job_purpose("remeasure_tuned"));
+  // A new store writes them as such (queued campaign, pending context, submitting job).
+  testing::TempDir dir;
+  Store store(dir / "db");
+  auto backend = make_backend("sim", {{"profile", "pise"}});
+  const auto id = create_admitted_campaign(store, *backend, small_spec());
+  EXPECT_EQ(parse_campaign_state(store.campaign(id)->state), CampaignState::queued);
+  EXPECT_EQ(parse_context_state(store.contexts(id).at(0).state), ContextState::pending);
 }
 
 TEST(ContextResult, KeepsEveryStoredFieldThroughTheType) {
