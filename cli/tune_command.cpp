@@ -223,8 +223,8 @@ int run_tune(const TuneArgs& args) {
   run.before_rules_stage = [&] {
     rules_stage = true;
     progress.finish_line();
-    std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n",
-                 launch.rules_out.c_str(), backend->name().c_str());
+    std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", launch.rules_out.c_str(),
+                 backend->name().c_str());
   };
   g_cancel = &cancel;
   auto previous = std::signal(SIGINT, on_sigint);

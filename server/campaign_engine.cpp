@@ -54,7 +54,8 @@ std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& s
   std::vector<Store::NewContext> contexts;
   for (const auto& c : spec.contexts)
     contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
-  return store.create_campaign_with_contexts(spec.name, to_json(spec), to_string(CampaignState::queued), contexts);
+  return store.create_campaign_with_contexts(spec.name, to_json(spec),
+                                             to_string(CampaignState::queued), contexts);
 }
 
 void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
@@ -114,7 +115,8 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
       store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
-      emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return EngineOutcome::failed;
     }
   }
@@ -142,7 +144,8 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
     if (outcome == EngineOutcome::failed) {
       store_.set_context_state(context.id, to_string(ContextState::failed));
       store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
-      emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return outcome;
     }
   }
@@ -207,7 +210,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // A context whose final phase started does not search again (resume).
   bool final_started = false, final_done = false;
   for (const auto& job : store_.jobs(campaign.id)) {
-    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final) continue;
+    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final)
+      continue;
     final_started = true;
     final_done = final_done || parse_job_state(job.state) == JobState::done;
   }
@@ -233,9 +237,9 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       bool interrupted() override { return cancel_.cancelled(); }
       std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
         const BenchmarkRequest request = request_for_(batch);
-        const auto job_id = engine_.store_.create_job(campaign_id_, context_id_, request.tag,
-                                                      engine_.backend_.name(), to_string(JobPurpose::search),
-                                                      nlohmann::json(request), strategy_.state());
+        const auto job_id = engine_.store_.create_job(
+            campaign_id_, context_id_, request.tag, engine_.backend_.name(),
+            to_string(JobPurpose::search), nlohmann::json(request), strategy_.state());
         job_ = *engine_.store_.job(job_id);
         if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
         std::vector<Evaluation> out;
@@ -244,7 +248,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         return out;
       }
       void batch_done(const SearchBatch&) override {
-        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_, strategy_.state());
+        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_,
+                                    strategy_.state());
         engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
                      true);
       }
@@ -341,8 +346,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     seq.test.looks = planned_looks(1 + nominees, seq);
 
     auto evaluate = [&] {
-      const PairedFinalData data =
-          paired_final_data(store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
+      const PairedFinalData data = paired_final_data(
+          store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
     for (;;) {
@@ -365,8 +370,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, configs, rounds, options.seed + job_number);
       request.alternating = true;
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), to_string(JobPurpose::final),
-                                            nlohmann::json(request));
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
       store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
@@ -391,8 +396,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
                                   options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), to_string(JobPurpose::final),
-                                            nlohmann::json(request));
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
       store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);

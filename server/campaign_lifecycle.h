@@ -87,7 +87,7 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
 // Leaves an interrupted campaign as `action` says: its state (and, for pause and cancel, a
 // durable campaign_state event; cancel also cancels its unfinished jobs). Returns the state.
 CampaignState settle_interrupted(Store& store, EventSink& events, std::int64_t campaign_id,
-                               InterruptAction action, const std::string& pause_reason = "");
+                                 InterruptAction action, const std::string& pause_reason = "");
 
 // Marks a campaign failed with `error` and says so (durable campaign_state event).
 void fail_campaign(Store& store, EventSink& events, std::int64_t campaign_id,

@@ -61,7 +61,9 @@ const char* to_string(JobPurpose p) { return name_in(kPurpose, p); }
 std::optional<CampaignState> parse_campaign_state(std::string_view t) {
   return parse_in(kCampaign, t);
 }
-std::optional<ContextState> parse_context_state(std::string_view t) { return parse_in(kContext, t); }
+std::optional<ContextState> parse_context_state(std::string_view t) {
+  return parse_in(kContext, t);
+}
 std::optional<JobState> parse_job_state(std::string_view t) { return parse_in(kJob, t); }
 std::optional<JobPurpose> parse_job_purpose(std::string_view t) { return parse_in(kPurpose, t); }
 

@@ -407,11 +407,11 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
                      lock_waits);
         // Transient: the store cannot take an event while another process holds its lock.
         hub_.transient(id, "database_locked",
-                             {{"campaign_id", id},
-                              {"error", e.what()},
-                              {"attempt", lock_waits},
-                              {"retry_in_s", delay},
-                              {"waited_s", waited_s}});
+                       {{"campaign_id", id},
+                        {"error", e.what()},
+                        {"attempt", lock_waits},
+                        {"retry_in_s", delay},
+                        {"waited_s", waited_s}});
         const auto until = std::chrono::steady_clock::now() +
                            std::chrono::milliseconds(static_cast<int>(delay * 1000));
         while (std::chrono::steady_clock::now() < until && !worker->cancel.cancelled())

@@ -14,18 +14,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "server/config.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_lifecycle.h"
+#include "server/config.h"
 #include "server/events.h"
 #include "server/job_executor.h"
 #include "server/metrics.h"

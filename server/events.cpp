@@ -75,7 +75,7 @@ std::int64_t EventHub::record(std::optional<std::int64_t> campaign_id, const std
 }
 
 std::int64_t EventHub::durable(std::int64_t campaign_id, const std::string& type,
-                              const nlohmann::json& payload) {
+                               const nlohmann::json& payload) {
   return record(campaign_id, type, payload);
 }
 

@@ -5,9 +5,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "runner/backend.h"
 #include "server/event_sink.h"
@@ -20,7 +19,10 @@ namespace colltune {
 class JobExecutor {
  public:
   JobExecutor(Store& store, Backend& backend, EventSink* events)
-      : store_(store), backend_(backend), own_events_(store), events_(events ? *events : own_events_) {}
+      : store_(store),
+        backend_(backend),
+        own_events_(store),
+        events_(events ? *events : own_events_) {}
 
   // Creates a job record (committed as "submitting" before anything runs) and executes it.
   // Returns the job id; `completed` tells whether every run was made (false when cancelled).

@@ -17,8 +17,8 @@
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
 #include "server/campaign_spec.h"
-#include "server/context_result.h"
 #include "server/context_request.h"
+#include "server/context_result.h"
 #include "server/final_choice.h"
 
 namespace colltune {

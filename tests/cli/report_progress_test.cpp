@@ -86,8 +86,8 @@ TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   ASSERT_NE(f, nullptr);
   {
     ProgressDisplay progress(f);
-    StoreEventSink events(store,
-                          [&](const std::string& type, const json& p) { progress.on_event(type, p); });
+    StoreEventSink events(
+        store, [&](const std::string& type, const json& p) { progress.on_event(type, p); });
     // The last context announced is gather, as after a campaign's search phases.
     progress.on_event("context_started",
                       {{"collective", "gather"}, {"comm_size", 4}, {"space", 1}, {"planned", 1}});
