@@ -17,6 +17,7 @@
 #include "optimizer/strategy.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/campaign_lifecycle.h"
 #include "server/campaign_spec.h"
 #include "server/comm_sizes.h"
 #include "server/database_owner.h"
@@ -201,44 +202,51 @@ int run_tune(const TuneArgs& args) {
                               {"min_confidence", args.min_confidence},
                               {"predict_up_to", args.predict_up_to}};
     const CampaignSpec spec = parse_campaign_spec(spec_json);
-    const auto names = strategy_names();
-    if (std::find(names.begin(), names.end(), spec.strategy) == names.end())
-      throw std::invalid_argument("unknown strategy '" + spec.strategy + "'");
-    CampaignEngine::check_admissible(store, *backend, spec);
-    campaign_id = CampaignEngine::create_campaign(store, spec);
-    store.set_campaign_launch(campaign_id, launch.to_json());
+    campaign_id = create_admitted_campaign(store, *backend, spec, launch.to_json());
   }
 
   const BackendInfo info = backend->describe();
-  AlgorithmTable table = AlgorithmTable::builtin_4_1();
-  if (auto text = backend->ompi_info_parsable(); !text.empty()) {
-    try {
-      table = AlgorithmTable::from_ompi_info(text);
-    } catch (const std::exception& e) {
-      spdlog::warn("ompi_info output not usable ({}); using the built-in 4.1 table", e.what());
-    }
-  }
+  const AlgorithmTable table = algorithm_table_for(*backend, "");
   std::fprintf(stderr, "colltune: campaign %lld on %s (%s, Open MPI %s), store %s\n",
                static_cast<long long>(campaign_id), info.backend.c_str(), info.host.c_str(),
                info.ompi_version.empty() ? "unknown" : info.ompi_version.c_str(), args.db.c_str());
 
+  // The lifecycle (server/campaign_lifecycle.h): engine, rules stage, final state.
   ProgressDisplay progress;
-  CampaignEngine engine(store, *backend, table,
-                        [&](const std::string& type, const nlohmann::json& payload) {
-                          progress.on_event(type, payload);
-                        });
+  bool rules_stage = false;
+  // The CLI prints the campaign's end itself: once the rules stage started, the lifecycle's
+  // final campaign_state event is not shown as progress.
+  StoreEventSink events(store, [&](const std::string& type, const nlohmann::json& payload) {
+    if (rules_stage && type == "campaign_state") return;
+    progress.on_event(type, payload);
+  });
   CancelFlag cancel;
+  CampaignRun run;
+  run.rules_path = launch.rules_out;
+  run.work_dir = args.db + ".work";
+  run.verify = !args.no_verify;
+  run.backend_name = launch.backend;
+  run.backend_settings = backend_settings;
+  run.table = &table;
+  run.events = &events;
+  run.cancel = &cancel;
+  run.pause_reason = "interrupted by signal";
+  run.before_rules_stage = [&] {
+    rules_stage = true;
+    progress.finish_line();
+    std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", launch.rules_out.c_str(),
+                 backend->name().c_str());
+  };
   g_cancel = &cancel;
   auto previous = std::signal(SIGINT, on_sigint);
   auto previous_term = std::signal(SIGTERM, on_sigint);
-  const EngineOutcome outcome = engine.run(campaign_id, cancel);
+  const CampaignRunResult result = run_campaign(store, *backend, campaign_id, run);
   std::signal(SIGINT, previous);
   std::signal(SIGTERM, previous_term);
   g_cancel = nullptr;
   progress.finish_line();
 
-  if (outcome == EngineOutcome::interrupted) {
-    store.set_campaign_state(campaign_id, "paused", "interrupted by signal");
+  if (result.end == CampaignRunResult::End::interrupted && !result.in_rules_stage) {
     std::fprintf(stderr,
                  "colltune: interrupted; %lld measurements of %lld runs are kept in %s.\n"
                  "Resume with: colltune tune --db %s --resume %lld\n",
@@ -247,56 +255,24 @@ int run_tune(const TuneArgs& args) {
                  args.db.c_str(), static_cast<long long>(campaign_id));
     return 130;
   }
-  if (outcome == EngineOutcome::failed) {
-    std::fprintf(stderr, "colltune: campaign %lld failed: %s\n",
-                 static_cast<long long>(campaign_id), engine.error().c_str());
-    return 1;
-  }
-
-  // The rules file: written for the target's Open MPI, validated, verified, re-measured.
-  RulesStageOptions rules_options;
-  rules_options.rules_path = launch.rules_out;
-  rules_options.work_dir = args.db + ".work";
-  rules_options.verify = !args.no_verify;
-  rules_options.remeasure_rounds = args.final_repeats;
-  // What the rules depend on, stored with them so `colltune retune --if-changed` can compare.
-  try {
-    rules_options.fingerprint = backend_fingerprint(launch.backend, backend_settings, *backend);
-  } catch (const std::exception& e) {
-    spdlog::warn("no fingerprint recorded with the rules: {}", e.what());
-  }
-  {
-    const auto spec = parse_campaign_spec(store.campaign(campaign_id)->spec);
-    rules_options.format = spec.rules_format;
-    rules_options.verify = rules_options.verify && spec.verify;
-  }
-  std::fprintf(stderr, "colltune: writing %s, verifying it on %s ...\n", launch.rules_out.c_str(),
-               backend->name().c_str());
-  JobExecutor executor(store, *backend, [&](const std::string& type, const nlohmann::json& p) {
-    progress.on_event(type, p);
-  });
-  g_cancel = &cancel;
-  std::signal(SIGINT, on_sigint);
-  const RulesStageResult rules =
-      finish_campaign_rules(store, executor, table, campaign_id, rules_options, cancel);
-  std::signal(SIGINT, previous);
-  g_cancel = nullptr;
-  progress.finish_line();
-  if (rules.interrupted) {
-    store.set_campaign_state(campaign_id, "paused", "interrupted by signal");
+  if (result.end == CampaignRunResult::End::interrupted) {
     std::fprintf(stderr,
                  "colltune: interrupted during verification; resume with: colltune tune "
                  "--db %s --resume %lld\n",
                  args.db.c_str(), static_cast<long long>(campaign_id));
     return 130;
   }
+  if (!result.rules) {
+    std::fprintf(stderr, "colltune: campaign %lld failed: %s\n",
+                 static_cast<long long>(campaign_id), result.error.c_str());
+    return 1;
+  }
+  const RulesStageResult& rules = *result.rules;
   if (!rules.error.empty() && !rules.deployable) {
-    store.set_campaign_state(campaign_id, "failed", rules.error);
     std::fprintf(stderr, "colltune: %s\n%s\n", rules.error.c_str(), rules.validation_text.c_str());
     return 1;
   }
 
-  store.set_campaign_state(campaign_id, rules.error.empty() ? "done" : "failed", rules.error);
   nlohmann::json report = campaign_report(store, campaign_id, table);
   print_report_table(stdout, report);
   print_cluster_summary(stdout, report);

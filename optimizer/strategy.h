@@ -76,6 +76,17 @@ class Strategy {
   // Evaluations the search will make at most (for progress display); -1 when unknown.
   virtual int planned_evaluations() const { return -1; }
 
+  // Evaluations observed so far (a context's result reports it). Default: the count every
+  // strategy's state keeps under "observations" (optimizer/observations.h).
+  virtual int evaluations() const {
+    const nlohmann::json s = state();
+    return s.value("observations", nlohmann::json::object()).value("evaluations", 0);
+  }
+
+  // Why the search stopped ("budget", "space exhausted", ...); empty while it runs or when the
+  // strategy does not say.
+  virtual std::string stop_reason() const { return {}; }
+
   // Candidates worth re-measuring before the final choice, per message size (best first).
   virtual std::vector<TuningConfig> finalists(int per_size) const = 0;
 

@@ -12,10 +12,13 @@
 #include <tuple>
 
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
+#include "server/campaign_states.h"
 #include "server/cluster_search.h"
 #include "server/context_request.h"
+#include "server/context_result.h"
 #include "server/final_choice.h"
 #include "server/job_executor.h"
 #include "server/retune_warm_start.h"
@@ -23,18 +26,20 @@
 namespace colltune {
 
 CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
-                               EventCallback on_event)
+                               EventSink* events)
     : store_(store),
       backend_(backend),
       table_(table),
-      on_event_(std::move(on_event)),
-      executor_(store, backend, on_event_) {}
+      own_events_(store),
+      events_(events ? *events : own_events_),
+      executor_(store, backend, &events_) {}
 
 std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
   std::vector<Store::NewContext> contexts;
   for (const auto& c : spec.contexts)
     contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
-  return store.create_campaign_with_contexts(spec.name, to_json(spec), "queued", contexts);
+  return store.create_campaign_with_contexts(spec.name, to_json(spec),
+                                             to_string(CampaignState::queued), contexts);
 }
 
 void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
@@ -70,8 +75,10 @@ void CampaignEngine::check_admissible(Store& store, Backend& backend, const Camp
 void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
                           bool persist) {
   payload["campaign_id"] = campaign_id;
-  if (persist) store_.add_event(campaign_id, type, payload);
-  if (on_event_) on_event_(type, payload);
+  if (persist)
+    events_.durable(campaign_id, type, payload);
+  else
+    events_.transient(campaign_id, type, payload);
 }
 
 EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& cancel) {
@@ -85,25 +92,36 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     spec = parse_campaign_spec(campaign->spec);
   } catch (const std::exception& e) {
     error_ = std::string("invalid campaign spec: ") + e.what();
-    store_.set_campaign_state(campaign_id, "failed", error_);
+    store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+    return EngineOutcome::failed;
+  }
+  return run(campaign_id, spec, cancel);
+}
+
+EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& spec,
+                                  const CancelFlag& cancel) {
+  auto campaign = store_.campaign(campaign_id);
+  if (!campaign) {
+    error_ = "no campaign " + std::to_string(campaign_id);
     return EngineOutcome::failed;
   }
   // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
   for (const auto& context : store_.contexts(campaign_id)) {
-    if (context.state == "done") continue;
+    if (parse_context_state(context.state) == ContextState::done) continue;
     const BenchmarkRequest probe = context_request(context, spec, "preflight");
     std::string reason = backend_.admit(probe);
     if (reason.empty()) reason = backend_.preflight(probe);
     if (!reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
-      store_.set_campaign_state(campaign_id, "failed", error_);
-      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return EngineOutcome::failed;
     }
   }
-  store_.set_campaign_state(campaign_id, "running");
-  emit(campaign_id, "campaign_state", {{"state", "running"}}, true);
+  store_.set_campaign_state(campaign_id, to_string(CampaignState::running));
+  emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::running)}}, true);
 
   if (spec.cluster.enabled) {
     for (const auto& group : cluster_groups(store_.contexts(campaign_id))) {
@@ -131,7 +149,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
   for (const auto& context : store_.contexts(campaign_id)) {
     // A context that failed before (e.g. the database was locked too long) is retried when
     // its campaign is resumed: it continues from what the store holds.
-    if (context.state == "done") continue;
+    if (parse_context_state(context.state) == ContextState::done) continue;
     EngineOutcome outcome;
     try {
       outcome = run_context(*campaign, spec, context, cancel);
@@ -147,9 +165,10 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
     if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(context.id, "failed");
-      store_.set_campaign_state(campaign_id, "failed", error_);
-      emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+      store_.set_context_state(context.id, to_string(ContextState::failed));
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return outcome;
     }
   }
@@ -195,13 +214,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // Finish jobs left unfinished by an interruption before asking for anything new.
   for (const auto& job : store_.jobs(campaign.id)) {
     if (job.context_id != context.id) continue;
-    if (job.state != "submitting" && job.state != "running") continue;
+    if (const auto state = parse_job_state(job.state);
+        state != JobState::submitting && state != JobState::running)
+      continue;
     if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    if (job.purpose == "search" && !searched) {
+    if (parse_job_purpose(job.purpose) == JobPurpose::search && !searched) {
       for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
-      store_.complete_job(job.id, "done", context.id, strategy->state());
+      store_.complete_job(job.id, to_string(JobState::done), context.id, strategy->state());
     } else {
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
   }
 
@@ -217,30 +238,74 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // A context whose final phase started does not search again (resume).
   bool final_started = false, final_done = false;
   for (const auto& job : store_.jobs(campaign.id)) {
-    if (job.context_id != context.id || job.purpose != "final") continue;
+    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final)
+      continue;
     final_started = true;
-    final_done = final_done || job.state == "done";
+    final_done = final_done || parse_job_state(job.state) == JobState::done;
   }
   const bool paired = spec.final_method == "paired";
 
   if (!final_started) {
-    store_.set_context_state(context.id, "searching");
-    while (!strategy->done() && !over_time_budget()) {
-      if (cancel.cancelled()) return EngineOutcome::interrupted;
-      auto configs = strategy->suggest(spec.batch_size);
-      if (configs.empty()) break;
-      const std::string tag = job_tag(campaign.id, context.id, "search", ++job_number);
-      auto request = make_request(tag, configs, spec.repeats, options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "search",
-                                            nlohmann::json(request), strategy->state());
-      auto job = *store_.job(job_id);
-      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
-      store_.complete_job(job.id, "done", context.id, strategy->state());
-      emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", context.id}}, true);
-    }
+    store_.set_context_state(context.id, to_string(ContextState::searching));
+    // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
+    // store (with the strategy's state) before it runs on the backend.
+    class JobRunner : public BatchRunner {
+     public:
+      JobRunner(CampaignEngine& engine, Strategy& strategy, std::function<bool()> over_budget,
+                std::function<BenchmarkRequest(const SearchBatch&)> request_for,
+                std::int64_t campaign_id, std::int64_t context_id, const CancelFlag& cancel)
+          : engine_(engine),
+            strategy_(strategy),
+            over_budget_(std::move(over_budget)),
+            request_for_(std::move(request_for)),
+            campaign_id_(campaign_id),
+            context_id_(context_id),
+            cancel_(cancel) {}
+      bool keep_searching() override { return !over_budget_(); }
+      bool interrupted() override { return cancel_.cancelled(); }
+      std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+        const BenchmarkRequest request = request_for_(batch);
+        const auto job_id = engine_.store_.create_job(
+            campaign_id_, context_id_, request.tag, engine_.backend_.name(),
+            to_string(JobPurpose::search), nlohmann::json(request), strategy_.state());
+        job_ = *engine_.store_.job(job_id);
+        if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
+        std::vector<Evaluation> out;
+        for (const auto& run : engine_.store_.runs_of_job(job_->id))
+          out.push_back(evaluation_of(run));
+        return out;
+      }
+      void batch_done(const SearchBatch&) override {
+        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_,
+                                    strategy_.state());
+        engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
+                     true);
+      }
+
+     private:
+      CampaignEngine& engine_;
+      Strategy& strategy_;
+      std::function<bool()> over_budget_;
+      std::function<BenchmarkRequest(const SearchBatch&)> request_for_;
+      std::int64_t campaign_id_, context_id_;
+      const CancelFlag& cancel_;
+      std::optional<JobRecord> job_;
+    };
+    JobRunner runner(
+        *this, *strategy, over_time_budget,
+        [&](const SearchBatch& batch) {
+          std::vector<TuningConfig> configs;
+          for (const auto& item : batch.items) configs.push_back(item.config);
+          const std::string tag = job_tag(campaign.id, context.id, "search", batch.number);
+          return make_request(tag, configs, spec.repeats, options.seed + batch.number);
+        },
+        campaign.id, context.id, cancel);
+    const SearchLoopResult search =
+        run_search_loop(*strategy, runner, spec.batch_size, job_number + 1);
+    if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
+    job_number += search.batches;
   }
-  store_.set_context_state(context.id, "finalizing");
+  store_.set_context_state(context.id, to_string(ContextState::finalizing));
 
   nlohmann::json picks = nlohmann::json::array();
   if (paired) {
@@ -256,7 +321,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     for (const auto& c : strategy->finalists(spec.final_candidates))
       if (!c.is_default()) pool.insert(c);
     std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> search_latency;
-    for (const auto& run : store_.runs_of_context(context.id, "search")) {
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::search))) {
       if (run.outcome != RunOutcome::ok) continue;
       for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
     }
@@ -293,7 +358,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     }
     int search_runs = 0;
     for (const auto& job : store_.jobs(campaign.id))
-      if (job.context_id == context.id && job.purpose == "search")
+      if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
     // The cap: never more runs than the search made, nor than the earlier final phase made
     // (final_repeats runs of the default and of each finalist); the looks that fit in it share
@@ -309,8 +374,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     seq.test.looks = planned_looks(1 + nominees, seq);
 
     auto evaluate = [&] {
-      const PairedFinalData data =
-          paired_final_data(store_.runs_of_context(context.id, "final"), options.msg_sizes);
+      const PairedFinalData data = paired_final_data(
+          store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
     for (;;) {
@@ -333,11 +398,11 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, configs, rounds, options.seed + job_number);
       request.alternating = true;
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "final",
-                                            nlohmann::json(request));
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
     auto [data, intervals] = evaluate();
     for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
@@ -355,23 +420,21 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     if (!final_done) {
       // The method before the paired test: the finalists and the default re-measured side by
       // side in a shuffled order, lowest median within noise.
-      std::set<TuningConfig> finalists;
-      finalists.insert(TuningConfig::default_decision());
-      for (const auto& c : strategy->finalists(spec.final_candidates)) finalists.insert(c);
+      const std::set<TuningConfig> finalists = final_candidates(*strategy, spec.final_candidates);
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
                                   options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(), "final",
-                                            nlohmann::json(request));
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
       auto job = *store_.job(job_id);
       if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, "done", context.id, nullptr);
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
     }
     // Picks per size from the final runs only (same conditions, interleaved order).
     std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
     // Rows of a run whose output could not be parsed are not trusted; a run that crashed or
     // timed out keeps the sizes it finished (complete lines OSU printed before the failure).
-    for (const auto& run : store_.runs_of_context(context.id, "final")) {
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
       if (run.outcome == RunOutcome::parse_error) continue;
       for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
     }
@@ -395,7 +458,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   std::size_t ok_runs = 0;
   std::size_t failed_runs = 0;
   std::string last_error;
-  for (const auto& run : store_.runs_of_context(context.id, "final")) {
+  for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
     if (is_failed_outcome(run.outcome)) {
       ++failed_runs;
       if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
@@ -431,15 +494,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                  failed_sizes.dump());
     emit(campaign.id, "sizes_failed", {{"context_id", context.id}, {"sizes", failed_sizes}}, true);
   }
-  nlohmann::json result = {
-      {"picks", picks},
-      {"evaluations",
-       strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0)},
-      {"space", space.size()},
-      {"strategy", strategy->name()}};
-  if (!failed_sizes.empty()) result["failed_sizes"] = failed_sizes;
+  ContextResult result;
+  result.picks = picks.get<std::vector<ContextPick>>();
+  result.evaluations = strategy->evaluations();
+  result.space = static_cast<std::int64_t>(space.size());
+  result.strategy = strategy->name();
+  result.failed_sizes = failed_sizes;
   store_.save_context_result(context.id, result);
-  store_.set_context_state(context.id, "done");
+  store_.set_context_state(context.id, to_string(ContextState::done));
   emit(campaign.id, "context_done",
        {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
        true);
@@ -490,7 +552,7 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
          {"failed_sizes", ctx.result.is_object()
                               ? ctx.result.value("failed_sizes", nlohmann::json::array())
                               : nlohmann::json::array()}});
-    if (!ctx.result.is_object()) continue;
+    if (!context_result_of(ctx.result)) continue;
     // Medians of the re-measure runs (tuned = rules file loaded, default) of the newest file.
     std::map<std::int64_t, std::vector<double>> tuned, fixed;
     const std::string newest =
@@ -498,9 +560,10 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
     for (const auto& job : store.jobs(campaign_id)) {
       if (job.context_id != ctx.id || newest.empty() || job.tag.find(newest) == std::string::npos)
         continue;
-      auto* target = job.purpose == "remeasure-tuned"     ? &tuned
-                     : job.purpose == "remeasure-default" ? &fixed
-                                                          : nullptr;
+      const auto purpose = parse_job_purpose(job.purpose);
+      auto* target = purpose == JobPurpose::remeasure_tuned     ? &tuned
+                     : purpose == JobPurpose::remeasure_default ? &fixed
+                                                                : nullptr;
       if (!target) continue;
       for (const auto& run : store.runs_of_job(job.id)) {
         if (run.outcome != RunOutcome::ok) continue;
@@ -524,24 +587,25 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
       return nlohmann::json::array({*lo, *hi});
     };
     const std::string coll = std::string(name(ctx.collective));
-    for (const auto& p : ctx.result.at("picks")) {
-      const TuningConfig best = p.at("best").get<TuningConfig>();
-      const std::int64_t size = p.at("msg_size").get<std::int64_t>();
+    const std::optional<ContextResult> result = context_result_of(ctx.result);
+    for (const ContextPick& p : result->picks) {
+      const TuningConfig best = p.best;
+      const std::int64_t size = p.msg_size;
       nlohmann::json entry = {{"collective", coll},
                               {"comm_size", ctx.comm_size},
                               {"msg_size", size},
                               {"best", best},
                               {"best_name", table.algorithm_name(ctx.collective, best.algorithm)},
-                              {"noise", p.at("noise")},
-                              {"default_within_noise", p.at("default_within_noise")},
-                              {"search_default_us", p.at("default_us")},
-                              {"search_best_us", p.at("best_us")},
-                              {"final_method", p.value("method", std::string("median"))},
+                              {"noise", p.noise},
+                              {"default_within_noise", p.default_within_noise},
+                              {"search_default_us", p.default_us},
+                              {"search_best_us", p.best_us},
+                              {"final_method", p.method_or_median()},
                               {"source", "measured"},
-                              {"reverted", p.value("reverted", nlohmann::json())}};
-      if (p.contains("candidate")) entry["candidate"] = p.at("candidate");
-      nlohmann::json default_us = p.at("default_us");
-      nlohmann::json best_us = p.at("best_us");
+                              {"reverted", p.reverted}};
+      if (p.extra.contains("candidate")) entry["candidate"] = p.extra.at("candidate");
+      nlohmann::json default_us = p.default_us;
+      nlohmann::json best_us = p.best_us;
       // The speed-up and its interval: from the re-measure with the file loaded when there is
       // one, else from the final phase's pairs. A size left to the default measures the same
       // thing twice: its speed-up is 1 by construction, the interval shows the noise.
@@ -571,12 +635,12 @@ nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
         pooled.insert(pooled.end(), tuned[size].begin(), tuned[size].end());
         entry["default_us_range"] = range_of(best.is_default() ? pooled : fixed[size]);
         entry["best_us_range"] = range_of(best.is_default() ? pooled : tuned[size]);
-      } else if (p.value("method", std::string()) == "paired") {
-        ratio = number_or_null(p, "ratio");
-        low = number_or_null(p, "ratio_low");
-        high = number_or_null(p, "ratio_high");
-        pairs = p.value("pairs", 0);
-        confidence = number_or_null(p, "confidence");
+      } else if (p.method == "paired") {
+        ratio = number_or_null(p.extra, "ratio");
+        low = number_or_null(p.extra, "ratio_low");
+        high = number_or_null(p.extra, "ratio_high");
+        pairs = p.extra.value("pairs", 0);
+        confidence = number_or_null(p.extra, "confidence");
       }
       if (!remeasured) {
         entry["default_us_range"] = range_of(measured[{TuningConfig::default_decision(), size}]);

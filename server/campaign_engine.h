@@ -15,6 +15,7 @@
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
 #include "server/campaign_spec.h"
+#include "server/event_sink.h"
 #include "server/job_executor.h"
 #include "server/store.h"
 
@@ -22,17 +23,18 @@ namespace colltune {
 
 class Strategy;
 
-// Progress (the CLI's progress bar, the daemon's event stream) arrives through an
-// EventCallback (job_executor.h). Types: job_started, job_submitted, job_resubmitted (a
-// backend job ended early, e.g. a node failed: payload "reason"), run, job_done,
-// context_started, context_done, campaign_state. Called on the engine's thread.
+// Progress (the CLI's progress bar, the daemon's event stream) goes out through an EventSink
+// (server/event_sink.h). Durable: job_started, job_submitted, job_resubmitted (a backend job
+// ended early, e.g. a node failed: payload "reason"), job_done, context_started, context_done,
+// sizes_failed, campaign_state. Transient: run. Emitted on the engine's thread.
 
 enum class EngineOutcome { completed, interrupted, failed };
 
 class CampaignEngine {
  public:
+  // A null `events` stores the durable events and shows nothing.
   CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
-                 EventCallback on_event = nullptr);
+                 EventSink* events = nullptr);
 
   // Creates a campaign record (state "queued") with one context per spec context.
   static std::int64_t create_campaign(Store& store, const CampaignSpec& spec);
@@ -48,6 +50,8 @@ class CampaignEngine {
   // interrupted when `cancel` was set (the campaign's state is left to the caller), failed with
   // the campaign marked failed and a clear error when something cannot go on.
   EngineOutcome run(std::int64_t campaign_id, const CancelFlag& cancel);
+  // The same with the campaign's spec as the caller parsed it (run_campaign parses it once).
+  EngineOutcome run(std::int64_t campaign_id, const CampaignSpec& spec, const CancelFlag& cancel);
 
   const std::string& error() const { return error_; }
 
@@ -71,7 +75,8 @@ class CampaignEngine {
   Store& store_;
   Backend& backend_;
   const AlgorithmTable& table_;
-  EventCallback on_event_;
+  StoreEventSink own_events_;
+  EventSink& events_;
   JobExecutor executor_;
   std::string error_;
 };

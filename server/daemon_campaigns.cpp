@@ -10,6 +10,7 @@
 #include "optimizer/strategy.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/campaign_lifecycle.h"
 #include "server/campaign_spec.h"
 #include "server/job_executor.h"
 #include "server/retune.h"
@@ -18,7 +19,10 @@
 namespace colltune {
 namespace {
 
-bool finished_state(const std::string& state) { return state == "done" || state == "cancelled"; }
+bool finished_state(const std::string& state) {
+  const auto s = parse_campaign_state(state);
+  return s && is_final(*s);
+}
 
 // Follows the best latency per message size of each context's search runs, to announce new
 // bests. Starts from what the store already holds, so a resumed campaign does not re-announce.
@@ -126,21 +130,9 @@ CampaignRecord CampaignManager::create(const nlohmann::json& spec_json) {
     throw std::invalid_argument("backend: '" + spec.backend +
                                 "' is not configured on this daemon (configured: " + list + ")");
   }
-  const auto names = strategy_names();
-  if (std::find(names.begin(), names.end(), spec.strategy) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("strategy: unknown strategy '" + spec.strategy +
-                                "' (known: " + list + ")");
-  }
-  {
-    // Refused now, with the reason, rather than failing after runs (a collective the backend
-    // cannot benchmark, 10,000 local ranks, a warm start from no campaign).
-    const BackendConfig* b = config_.backend(spec.backend);
-    auto backend = make_backend(b->name, b->settings);
-    CampaignEngine::check_admissible(store_, *backend, spec);
-  }
-  const auto id = CampaignEngine::create_campaign(store_, spec);
+  const BackendConfig* b = config_.backend(spec.backend);
+  auto backend = make_backend(b->name, b->settings);
+  const auto id = create_admitted_campaign(store_, *backend, spec);
   hub_.record(
       id, "campaign_created",
       {{"campaign_id", id}, {"name", spec.name}, {"backend", spec.backend}, {"state", "queued"}});
@@ -172,11 +164,11 @@ CampaignRecord CampaignManager::pause(std::int64_t id, std::chrono::milliseconds
     });
     return record_or_throw(id);
   }
-  if (record.state != "queued" && record.state != "running")
+  if (const auto s = parse_campaign_state(record.state);
+      s != CampaignState::queued && s != CampaignState::running)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
                            "; only a queued or running campaign can be paused");
-  store_.set_campaign_state(id, "paused");
-  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
+  settle_interrupted(store_, hub_, id, InterruptAction::pause);
   return record_or_throw(id);
 }
 
@@ -189,11 +181,13 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
                            (it->second->stop_request.empty()
                                 ? "running"
                                 : "stopping (" + it->second->stop_request + ")"));
-  if (record.state != "paused" && record.state != "failed")
+  if (const auto s = parse_campaign_state(record.state);
+      s != CampaignState::paused && s != CampaignState::failed)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
                            "; only a paused or failed campaign can be resumed");
-  store_.set_campaign_state(id, "queued");
-  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "queued"}});
+  store_.set_campaign_state(id, to_string(CampaignState::queued));
+  hub_.record(id, "campaign_state",
+              {{"campaign_id", id}, {"state", to_string(CampaignState::queued)}});
   if (started_ && !stopping_) schedule_locked();
   return record_or_throw(id);
 }
@@ -213,20 +207,15 @@ CampaignRecord CampaignManager::cancel(std::int64_t id, std::chrono::millisecond
   }
   if (finished_state(record.state))
     throw CampaignConflict("campaign " + std::to_string(id) + " is already " + record.state);
-  store_.set_campaign_state(id, "cancelled");
-  cancel_unfinished_jobs(id);
-  hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "cancelled"}});
+  settle_interrupted(store_, hub_, id, InterruptAction::cancel);
   return record_or_throw(id);
 }
 
-void CampaignManager::cancel_unfinished_jobs(std::int64_t id) {
-  for (const auto& job : store_.jobs(id))
-    if (job.state == "submitting" || job.state == "running") {
-      store_.set_job_state(job.id, "cancelled");
-      hub_.record(
-          id, "job_state",
-          {{"campaign_id", id}, {"job_id", job.id}, {"tag", job.tag}, {"state", "cancelled"}});
-    }
+InterruptAction CampaignManager::interrupt_action(Worker* worker) {
+  std::lock_guard lock(mutex_);
+  if (worker->stop_request == "pause") return InterruptAction::pause;
+  if (worker->stop_request == "cancel") return InterruptAction::cancel;
+  return InterruptAction::keep_running;  // "shutdown": the next daemon resumes it
 }
 
 CampaignManager::Activity CampaignManager::activity(std::int64_t id) {
@@ -271,8 +260,7 @@ const AlgorithmTable& CampaignManager::table_for(const std::string& backend_name
   if (const auto* b = config_.backend(backend_name)) {
     try {
       auto backend = make_backend(b->name, b->settings);
-      if (auto text = backend->ompi_info_parsable(); !text.empty())
-        *table = AlgorithmTable::from_ompi_info(text);
+      *table = algorithm_table_for(*backend, "backend " + backend_name + ": ");
     } catch (const std::exception& e) {
       spdlog::warn("backend {}: ompi_info not usable ({}); using the built-in 4.1 table",
                    backend_name, e.what());
@@ -311,10 +299,8 @@ void CampaignManager::schedule_locked() {
     const std::string backend = c.spec.is_object() ? c.spec.value("backend", "") : "";
     const BackendConfig* b = config_.backend(backend);
     if (!b) {
-      const std::string error = "backend '" + backend + "' is not configured on this daemon";
-      store_.set_campaign_state(c.id, "failed", error);
-      hub_.record(c.id, "campaign_state",
-                  {{"campaign_id", c.id}, {"state", "failed"}, {"error", error}});
+      fail_campaign(store_, hub_, c.id,
+                    "backend '" + backend + "' is not configured on this daemon");
       continue;
     }
     if (active[backend] >= b->max_concurrent_jobs) continue;
@@ -327,56 +313,84 @@ void CampaignManager::schedule_locked() {
   }
 }
 
-EngineOutcome CampaignManager::run_campaign_once(std::int64_t id, Worker* worker,
-                                                 std::string& error) {
-  EngineOutcome outcome = EngineOutcome::failed;
-  const BackendConfig* b = config_.backend(worker->backend);
-  auto backend = make_backend(b->name, b->settings);
-  const AlgorithmTable& table = table_for(worker->backend);
-  BestTracker best(store_);
-  std::optional<std::chrono::steady_clock::time_point> decision_start;
-  EventCallback on_event = [&](const std::string& type, const nlohmann::json& payload) {
-    hub_.on_engine_event(id, type, payload);
+namespace {
+
+// A worker's events: to the hub (stored and streamed, or streamed only), plus what the daemon
+// derives from them: new bests (durable new_best events) and decision-time metrics.
+class WorkerEvents : public EventSink {
+ public:
+  WorkerEvents(EventHub& hub, Metrics& metrics, Store& store)
+      : hub_(hub), metrics_(metrics), best_(store) {}
+
+  std::int64_t durable(std::int64_t campaign_id, const std::string& type,
+                       const nlohmann::json& payload) override {
+    const std::int64_t id = hub_.durable(campaign_id, type, payload);
+    follow(campaign_id, type, payload);
+    return id;
+  }
+  void transient(std::int64_t campaign_id, const std::string& type,
+                 const nlohmann::json& payload) override {
+    hub_.transient(campaign_id, type, payload);
+    follow(campaign_id, type, payload);
+  }
+
+ private:
+  void follow(std::int64_t campaign_id, const std::string& type, const nlohmann::json& payload) {
     const auto now = std::chrono::steady_clock::now();
     if (type == "context_started" || type == "job_done") {
-      decision_start = now;
+      decision_start_ = now;
     } else if (type == "job_started") {
-      if (decision_start && payload.value("purpose", "") == "search")
-        metrics_.observe_decision(std::chrono::duration<double>(now - *decision_start).count());
-      decision_start.reset();
+      if (decision_start_ && payload.value("purpose", "") == "search")
+        metrics_.observe_decision(std::chrono::duration<double>(now - *decision_start_).count());
+      decision_start_.reset();
     } else if (type == "run") {
-      if (auto improved = best.improvements(payload); !improved.is_null()) {
-        improved["campaign_id"] = id;
-        hub_.record(id, "new_best", improved);
+      if (auto improved = best_.improvements(payload); !improved.is_null()) {
+        improved["campaign_id"] = campaign_id;
+        hub_.durable(campaign_id, "new_best", improved);
       }
     }
-  };
-  CampaignEngine engine(store_, *backend, table, on_event);
-  spdlog::info("campaign {}: worker started on backend {}", id, worker->backend);
-  outcome = engine.run(id, worker->cancel);
-  error = engine.error();
-  if (outcome == EngineOutcome::completed) {
-    JobExecutor executor(store_, *backend, on_event);
-    outcome = finish_campaign(id, executor, table, worker->cancel);
   }
-  return outcome;
+
+  EventHub& hub_;
+  Metrics& metrics_;
+  BestTracker best_;
+  std::optional<std::chrono::steady_clock::time_point> decision_start_;
+};
+
+}  // namespace
+
+CampaignRunResult CampaignManager::run_campaign_once(std::int64_t id, Worker* worker) {
+  const BackendConfig* b = config_.backend(worker->backend);
+  auto backend = make_backend(b->name, b->settings);
+  WorkerEvents events(hub_, metrics_, store_);
+  // The campaign's own copy of its rules file (scratch: verification loads it on the backend);
+  // deploys copy a version into rules_dir.
+  const std::filesystem::path work =
+      std::filesystem::path(config_.database + ".work") / ("campaign-" + std::to_string(id));
+  std::filesystem::create_directories(work);
+  CampaignRun run;
+  run.rules_path = work / "colltune-rules.conf";
+  run.work_dir = work;
+  run.backend_name = b->name;
+  run.backend_settings = b->settings;
+  run.table = &table_for(worker->backend);
+  run.events = &events;
+  run.cancel = &worker->cancel;
+  run.on_interrupt = [this, worker] { return interrupt_action(worker); };
+  spdlog::info("campaign {}: worker started on backend {}", id, worker->backend);
+  return run_campaign(store_, *backend, id, run);
 }
 
-EngineOutcome CampaignManager::fail_campaign(std::int64_t id, const std::string& what,
-                                             std::string& error) {
-  error = what;
+void CampaignManager::record_failure(std::int64_t id, const std::string& what) {
   try {
-    store_.set_campaign_state(id, "failed", error);
-    hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "failed"}, {"error", error}});
+    fail_campaign(store_, hub_, id, what);
   } catch (const std::exception& inner) {
     spdlog::error("campaign {}: cannot record failure: {}", id, inner.what());
   }
-  return EngineOutcome::failed;
 }
 
 void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
-  EngineOutcome outcome = EngineOutcome::failed;
-  std::string error;
+  CampaignRunResult result;
   // Another process holding the database's write lock longer than the busy timeout must not
   // fail the campaign: wait with backoff (1, 2, 4 ... 30 s), say so in the events, and resume
   // from what the store holds (as after a restart: no recorded run is repeated).
@@ -384,7 +398,7 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
   int lock_waits = 0;
   for (;;) {
     try {
-      outcome = run_campaign_once(id, worker, error);
+      result = run_campaign_once(id, worker);
     } catch (const sql::Error& e) {
       if (sql::is_busy(e) && !worker->cancel.cancelled()) {
         const double delay = std::min(30.0, static_cast<double>(1 << std::min(lock_waits, 5)));
@@ -392,24 +406,33 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
         spdlog::warn("campaign {}: {}; retrying in {:.0f} s (wait {})", id, e.what(), delay,
                      lock_waits);
         // Transient: the store cannot take an event while another process holds its lock.
-        hub_.on_engine_event(id, "database_locked",
-                             {{"campaign_id", id},
-                              {"error", e.what()},
-                              {"attempt", lock_waits},
-                              {"retry_in_s", delay},
-                              {"waited_s", waited_s}});
+        hub_.transient(id, "database_locked",
+                       {{"campaign_id", id},
+                        {"error", e.what()},
+                        {"attempt", lock_waits},
+                        {"retry_in_s", delay},
+                        {"waited_s", waited_s}});
         const auto until = std::chrono::steady_clock::now() +
                            std::chrono::milliseconds(static_cast<int>(delay * 1000));
         while (std::chrono::steady_clock::now() < until && !worker->cancel.cancelled())
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
         waited_s += delay;
         if (!worker->cancel.cancelled()) continue;
-        outcome = EngineOutcome::interrupted;
+        // Interrupted while waiting: the end the stop request asks for.
+        result = {};
+        result.end = CampaignRunResult::End::interrupted;
+        try {
+          result.state = settle_interrupted(store_, hub_, id, interrupt_action(worker));
+        } catch (const std::exception& inner) {
+          spdlog::error("campaign {}: cannot record its end: {}", id, inner.what());
+        }
         break;
       }
-      outcome = fail_campaign(id, e.what(), error);
+      result.error = e.what();
+      record_failure(id, e.what());
     } catch (const std::exception& e) {
-      outcome = fail_campaign(id, e.what(), error);
+      result.error = e.what();
+      record_failure(id, e.what());
     }
     break;
   }
@@ -427,74 +450,16 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
     }
   }
 
+  if (result.end == CampaignRunResult::End::failed)
+    spdlog::warn("campaign {} failed: {}", id, result.error);
   std::lock_guard lock(mutex_);
-  try {
-    if (outcome == EngineOutcome::interrupted) {
-      if (worker->stop_request == "pause") {
-        store_.set_campaign_state(id, "paused");
-        hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "paused"}});
-      } else if (worker->stop_request == "cancel") {
-        store_.set_campaign_state(id, "cancelled");
-        cancel_unfinished_jobs(id);
-        hub_.record(id, "campaign_state", {{"campaign_id", id}, {"state", "cancelled"}});
-      }
-      // "shutdown": stays running; the next daemon resumes it.
-    } else if (outcome == EngineOutcome::failed) {
-      spdlog::warn("campaign {} failed: {}", id, error);
-    }
-  } catch (const std::exception& e) {
-    spdlog::error("campaign {}: cannot record its end: {}", id, e.what());
-  }
   spdlog::info("campaign {}: worker ended", id);
-  hub_.forget_campaign(id);  // its last engine event is behind us
   // A worker's optimizer state can be tens of MB; give freed memory back to the system
   // instead of keeping it in this thread's malloc arena for the daemon's lifetime.
   ::malloc_trim(0);
   worker->finished = true;
   worker_finished_.notify_all();
   schedule_locked();
-}
-
-EngineOutcome CampaignManager::finish_campaign(std::int64_t id, JobExecutor& executor,
-                                               const AlgorithmTable& table,
-                                               const CancelFlag& cancel) {
-  const auto campaign = store_.campaign(id);
-  const CampaignSpec spec = parse_campaign_spec(campaign->spec);
-  // The campaign's own copy of its rules file (scratch: verification loads it on the backend);
-  // deploys copy a version into rules_dir.
-  const std::filesystem::path work =
-      std::filesystem::path(config_.database + ".work") / ("campaign-" + std::to_string(id));
-  std::filesystem::create_directories(work);
-  RulesStageOptions options;
-  options.rules_path = work / "colltune-rules.conf";
-  options.work_dir = work;
-  options.format = spec.rules_format;
-  options.verify = spec.verify;
-  options.remeasure_rounds = spec.final_repeats;
-  try {  // what the rules are tuned under, for `colltune retune --if-changed`
-    if (const BackendConfig* b = config_.backend(spec.backend))
-      options.fingerprint = backend_fingerprint(b->name, b->settings, executor.backend());
-  } catch (const std::exception& e) {
-    spdlog::warn("campaign {}: no fingerprint recorded with its rules: {}", id, e.what());
-  }
-  const RulesStageResult rules =
-      finish_campaign_rules(store_, executor, table, id, options, cancel);
-  if (rules.interrupted) return EngineOutcome::interrupted;
-  if (rules.rules_version_id > 0)
-    hub_.record(id, "rules_version",
-                {{"campaign_id", id},
-                 {"rules_version_id", rules.rules_version_id},
-                 {"format", rules.format},
-                 {"deployable", rules.deployable},
-                 {"verified", rules.verified},
-                 {"verification_skipped", rules.verification_skipped},
-                 {"reverted", rules.reverted.size()}});
-  const std::string state = rules.error.empty() ? "done" : "failed";
-  store_.set_campaign_state(id, state, rules.error);
-  nlohmann::json payload = {{"campaign_id", id}, {"state", state}};
-  if (!rules.error.empty()) payload["error"] = rules.error;
-  hub_.record(id, "campaign_state", payload);
-  return rules.error.empty() ? EngineOutcome::completed : EngineOutcome::failed;
 }
 
 }  // namespace colltune

@@ -14,17 +14,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "server/config.h"
 #include "server/campaign_engine.h"
+#include "server/campaign_lifecycle.h"
+#include "server/config.h"
 #include "server/events.h"
 #include "server/job_executor.h"
 #include "server/metrics.h"
@@ -91,16 +91,14 @@ class CampaignManager {
   void schedule_locked();
   void reap_locked();
   void run_worker(std::int64_t id, Worker* worker);
-  // One pass of the engine and the rules stage; a busy database propagates (sql::Error).
-  EngineOutcome run_campaign_once(std::int64_t id, Worker* worker, std::string& error);
-  // Records the campaign as failed with `what` (best effort); returns failed.
-  EngineOutcome fail_campaign(std::int64_t id, const std::string& what, std::string& error);
-  // After the engine completed: the rules stage (write, validate, verify, store a rules
-  // version), then "done" (or "failed" with the stage's error).
-  EngineOutcome finish_campaign(std::int64_t id, JobExecutor& executor, const AlgorithmTable& table,
-                                const CancelFlag& cancel);
+  // One pass of the campaign's lifecycle (run_campaign: engine, rules stage, final state); a
+  // busy database propagates (sql::Error).
+  CampaignRunResult run_campaign_once(std::int64_t id, Worker* worker);
+  // Records the campaign as failed with `what` (best effort).
+  void record_failure(std::int64_t id, const std::string& what);
+  // What the worker's stop request makes of an interruption (pause, cancel, shutdown).
+  InterruptAction interrupt_action(Worker* worker);
   CampaignRecord record_or_throw(std::int64_t id);
-  void cancel_unfinished_jobs(std::int64_t id);
 
   Store& store_;
   EventHub& hub_;

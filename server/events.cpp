@@ -38,11 +38,6 @@ std::vector<StreamEvent> EventHub::sync_locked() {
     if (records.empty()) break;
     for (auto& r : records) {
       last_store_id_ = r.id;
-      if (r.campaign_id) {
-        auto& pending = unclaimed_[*r.campaign_id];
-        pending.push_back(Unclaimed{r.id, r.type, r.payload});
-        if (pending.size() > 16) pending.pop_front();
-      }
       published.push_back(push_locked(r.id, r.campaign_id, r.type, std::move(r.payload), r.time));
     }
   }
@@ -74,54 +69,25 @@ std::int64_t EventHub::record(std::optional<std::int64_t> campaign_id, const std
     std::lock_guard lock(mutex_);
     id = store_.add_event(campaign_id, type, payload);
     published = sync_locked();
-    // The daemon's own event needs no engine callback to claim it.
-    if (campaign_id) {
-      auto& pending = unclaimed_[*campaign_id];
-      pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                   [&](const Unclaimed& u) { return u.id == id; }),
-                    pending.end());
-      if (pending.empty()) unclaimed_.erase(*campaign_id);
-    }
   }
   deliver(published);
   return id;
 }
 
-void EventHub::on_engine_event(std::int64_t campaign_id, const std::string& type,
+std::int64_t EventHub::durable(std::int64_t campaign_id, const std::string& type,
                                const nlohmann::json& payload) {
+  return record(campaign_id, type, payload);
+}
+
+void EventHub::transient(std::int64_t campaign_id, const std::string& type,
+                         const nlohmann::json& payload) {
   std::vector<StreamEvent> published;
   {
     std::lock_guard lock(mutex_);
-    published = sync_locked();
-    // find, not operator[]: a transient event must not leave an empty entry behind.
-    bool durable = false;
-    if (auto entry = unclaimed_.find(campaign_id); entry != unclaimed_.end()) {
-      auto& pending = entry->second;
-      auto match = std::find_if(pending.begin(), pending.end(), [&](const Unclaimed& u) {
-        return u.type == type && u.payload == payload;
-      });
-      if (match != pending.end()) {
-        durable = true;
-        pending.erase(match);
-        if (pending.empty()) unclaimed_.erase(entry);
-      }
-    }
-    if (!durable) {
-      published.push_back(push_locked(0, campaign_id, type, payload, unix_time_now()));
-      changed_.notify_all();
-    }
+    published.push_back(push_locked(0, campaign_id, type, payload, unix_time_now()));
+    changed_.notify_all();
   }
   deliver(published);
-}
-
-void EventHub::forget_campaign(std::int64_t campaign_id) {
-  std::lock_guard lock(mutex_);
-  unclaimed_.erase(campaign_id);
-}
-
-std::size_t EventHub::campaigns_tracked() const {
-  std::lock_guard lock(mutex_);
-  return unclaimed_.size();
 }
 
 void EventHub::add_listener(std::function<void(const StreamEvent&)> listener) {

@@ -2,8 +2,9 @@
 // the SSE event id, so a client resumes with Last-Event-ID); the hub tails that table and adds
 // transient events (per-run progress, never stored, no id) in the order they happened.
 //
-// Writers: the campaign engine stores its events itself and then calls its callback, which lands
-// in on_engine_event(); the daemon's own events go through record(). Readers: one
+// Writers: the hub is the daemon's EventSink (server/event_sink.h): a campaign's durable events
+// are stored and published with their id (durable(), record()), transient ones published only
+// (transient()); events other processes store are published by sync(). Readers: one
 // EventSubscription per SSE client.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "server/event_sink.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -36,7 +38,7 @@ struct StreamEvent {
 // `id:` (when durable), `event:` and `data:` lines and a blank line.
 std::string format_sse(const StreamEvent& event);
 
-class EventHub {
+class EventHub : public EventSink {
  public:
   // `capacity`: events kept in memory for subscribers that fall behind (durable ones are
   // re-read from the store beyond it).
@@ -47,18 +49,12 @@ class EventHub {
   // Stores a durable event and publishes it. Returns its id.
   std::int64_t record(std::optional<std::int64_t> campaign_id, const std::string& type,
                       const nlohmann::json& payload);
-  // The engine's callback: the event is durable (already stored and published) when a recent
-  // stored event of its campaign has this type and payload and was not matched before;
-  // otherwise it is transient and published now.
-  void on_engine_event(std::int64_t campaign_id, const std::string& type,
-                       const nlohmann::json& payload);
-
-  // Drops what the hub keeps for a campaign whose worker has ended (durable events no engine
-  // callback claimed). Without it the hub keeps an entry per campaign ever run.
-  void forget_campaign(std::int64_t campaign_id);
-  // Campaigns the hub keeps anything for (unclaimed durable events): bounded by the campaigns
-  // whose workers are running, not by every campaign ever run.
-  std::size_t campaigns_tracked() const;
+  // EventSink: a campaign's durable event is record()ed (stored, then published with its id,
+  // after any event stored before it); a transient one is published now, never stored.
+  std::int64_t durable(std::int64_t campaign_id, const std::string& type,
+                       const nlohmann::json& payload) override;
+  void transient(std::int64_t campaign_id, const std::string& type,
+                 const nlohmann::json& payload) override;
 
   // Called (outside the hub's lock) for every event published, in order.
   void add_listener(std::function<void(const StreamEvent&)> listener);
@@ -99,14 +95,6 @@ class EventHub {
   std::uint64_t seq_ = 0;
   std::int64_t last_store_id_ = 0;
   bool closed_ = false;
-  // Recent durable events per campaign not yet matched by an engine callback (the daemon's
-  // own events never wait here). Bounded: an unmatched one is dropped after a while.
-  struct Unclaimed {
-    std::int64_t id = 0;
-    std::string type;
-    nlohmann::json payload;
-  };
-  std::map<std::int64_t, std::deque<Unclaimed>> unclaimed_;
   std::mutex listeners_mutex_;
   std::vector<std::function<void(const StreamEvent&)>> listeners_;
 };

@@ -83,8 +83,10 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
   const std::size_t total = request.configs.size() * static_cast<std::size_t>(request.repeats);
   auto emit = [&](const std::string& type, nlohmann::json payload, bool persist) {
     payload["campaign_id"] = job.campaign_id;
-    if (persist) store_.add_event(job.campaign_id, type, payload);
-    if (emit_) emit_(type, payload);
+    if (persist)
+      events_.durable(job.campaign_id, type, payload);
+    else
+      events_.transient(job.campaign_id, type, payload);
   };
   // The context the job measures, named in the event: the rules stage runs jobs of every
   // context after the last one started, and a progress line must say which one it is.

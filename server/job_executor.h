@@ -5,21 +5,24 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "runner/backend.h"
+#include "server/event_sink.h"
 #include "server/store.h"
 
 namespace colltune {
 
-using EventCallback = std::function<void(const std::string& type, const nlohmann::json& payload)>;
-
+// Events (through `events`): job_started, job_submitted, job_resubmitted (durable), run
+// (transient, one per recorded run). A null sink stores the durable ones and shows nothing.
 class JobExecutor {
  public:
-  JobExecutor(Store& store, Backend& backend, EventCallback emit)
-      : store_(store), backend_(backend), emit_(std::move(emit)) {}
+  JobExecutor(Store& store, Backend& backend, EventSink* events)
+      : store_(store),
+        backend_(backend),
+        own_events_(store),
+        events_(events ? *events : own_events_) {}
 
   // Creates a job record (committed as "submitting" before anything runs) and executes it.
   // Returns the job id; `completed` tells whether every run was made (false when cancelled).
@@ -30,11 +33,13 @@ class JobExecutor {
   bool execute(const JobRecord& job, const CancelFlag& cancel);
 
   Backend& backend() { return backend_; }
+  EventSink& events() { return events_; }
 
  private:
   Store& store_;
   Backend& backend_;
-  EventCallback emit_;
+  StoreEventSink own_events_;
+  EventSink& events_;
 };
 
 // Runs with these outcomes count as failed evaluations (never retried by the strategy).

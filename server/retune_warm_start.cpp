@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/context_result.h"
+
 namespace colltune {
 
 std::size_t apply_warm_start(Store& store, std::int64_t from_campaign_id,
@@ -17,9 +19,9 @@ std::size_t apply_warm_start(Store& store, std::int64_t from_campaign_id,
   }
   if (!match) return 0;
   std::vector<TuningConfig> points;
-  if (match->result.is_object() && match->result.contains("picks"))
-    for (const auto& pick : match->result.at("picks")) {
-      const auto best = pick.at("best").get<TuningConfig>();
+  if (const auto result = context_result_of(match->result))
+    for (const ContextPick& pick : result->picks) {
+      const TuningConfig& best = pick.best;
       if (!best.is_default() && std::find(points.begin(), points.end(), best) == points.end())
         points.push_back(best);
     }

@@ -19,6 +19,7 @@
 #include "server/campaign_spec.h"
 #include "server/cluster_rules.h"
 #include "server/context_request.h"
+#include "server/context_result.h"
 #include "server/final_choice.h"
 
 namespace colltune {
@@ -136,7 +137,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     result.error = "no campaign " + std::to_string(campaign_id);
     return result;
   }
-  const CampaignSpec spec = parse_campaign_spec(campaign->spec);
+  const CampaignSpec spec = options.spec ? *options.spec : parse_campaign_spec(campaign->spec);
   for (const auto& ctx : store.contexts(campaign_id))
     if (ctx.state != "done" || !ctx.result.is_object()) {
       result.error = "context " + std::string(name(ctx.collective)) +
@@ -198,10 +199,8 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
         build.comm_coverage_factor = 0;
       } else {
         for (const auto& ctx : contexts)
-          for (const auto& pick : ctx.result.at("picks"))
-            points.push_back({ctx.collective, ctx.comm_size,
-                              pick.at("msg_size").get<std::int64_t>(),
-                              pick.at("best").get<TuningConfig>()});
+          for (const ContextPick& pick : ctx.result.get<ContextResult>().picks)
+            points.push_back({ctx.collective, ctx.comm_size, pick.msg_size, pick.best});
       }
       model = build_rules_model(points, build);
     } catch (const std::exception& e) {
@@ -274,7 +273,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
     const std::string version_tag = "v" + std::to_string(result.rules_version_id) + "-";
     nlohmann::json verified_contexts = nlohmann::json::array();
     nlohmann::json reverted = nlohmann::json::array();
-    std::map<std::int64_t, nlohmann::json> new_results;  // context id -> result with reverts
+    std::map<std::int64_t, ContextResult> new_results;  // context id -> result with reverts
     bool all_match = true;
     std::string text;
     std::vector<ContextRecord> checked = contexts;
@@ -368,18 +367,13 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
         PairedTestOptions test;
         test.looks = 1;
         const auto intervals = paired_intervals(d, 0.0, test);
-        nlohmann::json result_json = ctx.result;
-        std::map<std::int64_t, std::size_t> pick_of;
-        for (std::size_t p = 0; p < result_json.at("picks").size(); ++p)
-          pick_of[result_json["picks"][p].at("msg_size").get<std::int64_t>()] = p;
+        ContextResult context_result = ctx.result.get<ContextResult>();
         nlohmann::json rows = nlohmann::json::array();
         bool changed_any = false;
         for (std::size_t i = 0; i < sizes.size(); ++i) {
           const PairedInterval& iv = intervals[i];
-          auto p = pick_of.find(sizes[i]);
-          const TuningConfig chosen =
-              p == pick_of.end() ? TuningConfig::default_decision()
-                                 : result_json["picks"][p->second].at("best").get<TuningConfig>();
+          ContextPick* pick = context_result.pick_at(sizes[i]);
+          const TuningConfig chosen = pick ? pick->best : TuningConfig::default_decision();
           nlohmann::json row = interval_json(iv);
           row["msg_size"] = sizes[i];
           row["changed"] = !chosen.is_default();
@@ -403,16 +397,15 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
                                   {"pass", pass},
                                   {"reason", reason}};
           reverted.push_back(entry);
-          auto& pick = result_json["picks"][p->second];
-          pick["reverted"] = entry;
-          pick["best"] = TuningConfig::default_decision();
-          pick["default_within_noise"] = true;
+          pick->reverted = entry;
+          pick->best = TuningConfig::default_decision();
+          pick->default_within_noise = true;
           changed_any = true;
           text += label + " " + std::to_string(sizes[i]) + " B: reverted to the default, " +
                   reason + "\n";
         }
         context_json["remeasure"] = rows;
-        if (changed_any) new_results[ctx.id] = result_json;
+        if (changed_any) new_results[ctx.id] = context_result;
       }
       verified_contexts.push_back(context_json);
     }

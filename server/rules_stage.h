@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
+#include "server/campaign_spec.h"
 #include "server/job_executor.h"
 #include "server/store.h"
 
@@ -32,6 +34,9 @@ struct RulesStageOptions {
   // The conditions the campaign was tuned under (server/fingerprint.h), stored with the rules
   // version so that `colltune retune --if-changed` can compare; null = not recorded.
   nlohmann::json fingerprint = nullptr;
+  // The campaign's spec as the caller parsed it (run_campaign parses it once); unset = parsed
+  // from the store.
+  std::optional<CampaignSpec> spec;
 };
 
 struct RulesStageResult {

@@ -1,14 +1,15 @@
 #include "bench/optimizer/simulation.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
 #include "optimizer/bayes_strategy.h"
 #include "optimizer/final_choice.h"
 #include "optimizer/kronecker_gp.h"
+#include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 
 namespace colltune::bench {
@@ -81,32 +82,49 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
                             [](double x) { return std::isfinite(x); });
     r.benchmark_seconds += options.cost.run_seconds(e.msg_sizes, e.latency_us);
     ++r.runs;
-    strategy->observe(e);
-    if (!r.runs_to_target && on_target(landscape, strategy->recommend())) r.runs_to_target = r.runs;
     return e;
   };
+  // Runs-to-target counts observed runs: the loop observes a batch after all of it ran.
+  int observed_runs = 0;
+  auto after_observe = [&] {
+    ++observed_runs;
+    if (!r.runs_to_target && on_target(landscape, strategy->recommend()))
+      r.runs_to_target = observed_runs;
+  };
 
-  while (!strategy->done()) {
-    auto start = std::chrono::steady_clock::now();
-    auto batch = strategy->suggest(options.batch);
-    auto stop = std::chrono::steady_clock::now();
-    if (batch.empty()) break;
-    decision_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-    ++r.jobs;
-    for (const auto& c : batch) run(c);
-  }
+  // The search: the campaign engine's loop (optimizer/search_loop.h), each batch drawn from the
+  // landscape instead of run on a backend.
+  class LandscapeRunner : public BatchRunner {
+   public:
+    LandscapeRunner(std::function<Evaluation(const TuningConfig&)> draw,
+                    std::function<void()> after_observe)
+        : draw_(std::move(draw)), after_observe_(std::move(after_observe)) {}
+    std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+      std::vector<Evaluation> out;
+      for (const auto& item : batch.items) out.push_back(draw_(item.config));
+      return out;
+    }
+    void observed(const Evaluation&) override { after_observe_(); }
+
+   private:
+    std::function<Evaluation(const TuningConfig&)> draw_;
+    std::function<void()> after_observe_;
+  };
+  LandscapeRunner runner(run, after_observe);
+  const SearchLoopResult search = run_search_loop(*strategy, runner, options.batch);
+  for (double s : search.decision_seconds) decision_ms.push_back(s * 1000.0);
+  r.jobs += static_cast<int>(search.batches);
   r.search_runs = r.runs;
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> final_samples;
   if (options.finalists > 0 && options.final_repeats > 0) {
     // As the campaign engine does: the finalists and the default, side by side, in one job.
-    std::set<TuningConfig> finalists;
-    for (const auto& c : strategy->finalists(options.finalists))
-      finalists.insert(space.canonical(c));
-    if (space.contains(TuningConfig{})) finalists.insert(TuningConfig{});
+    const std::set<TuningConfig> finalists = final_candidates(*strategy, options.finalists, &space);
     ++r.jobs;
     for (int rep = 0; rep < options.final_repeats; ++rep)
       for (const auto& c : finalists) {
         Evaluation e = run(c);
+        strategy->observe(e);
+        after_observe();
         for (std::size_t i = 0; i < e.msg_sizes.size(); ++i)
           if (std::isfinite(e.latency_us[i]))
             final_samples[e.msg_sizes[i]][c].push_back(e.latency_us[i]);
@@ -121,8 +139,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     }
   }
   if (!r.runs_to_target && on_target(landscape, r.choices)) r.runs_to_target = r.runs;
+  r.stop_reason = strategy->stop_reason();
   if (const auto* bo = dynamic_cast<const BayesStrategy*>(strategy.get())) {
-    r.stop_reason = bo->stop_reason();
     if (auto theta = bo->hyperparameters()) {
       r.hyperparameters.assign(theta->data(), theta->data() + theta->size());
       Eigen::VectorXd u(3);

@@ -86,11 +86,12 @@ TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   ASSERT_NE(f, nullptr);
   {
     ProgressDisplay progress(f);
-    auto on_event = [&](const std::string& type, const json& p) { progress.on_event(type, p); };
+    StoreEventSink events(
+        store, [&](const std::string& type, const json& p) { progress.on_event(type, p); });
     // The last context announced is gather, as after a campaign's search phases.
     progress.on_event("context_started",
                       {{"collective", "gather"}, {"comm_size", 4}, {"space", 1}, {"planned", 1}});
-    JobExecutor executor(store, backend, on_event);
+    JobExecutor executor(store, backend, &events);
     CancelFlag cancel;
     for (const auto& ctx : store.contexts(id)) {
       BenchmarkRequest r;

@@ -181,69 +181,58 @@ TEST(DaemonAuth, LoopbackAddresses) {
 
 // ---- Event hub.
 
-TEST(DaemonEvents, EngineEventsAreDurableOnceAndTransientOtherwise) {
+TEST(DaemonEvents, HubAsSinkStoresDurableEventsOnceAndTransientOnesNever) {
   TempDir dir;
   Store store(dir / "db");
   const auto campaign = store.create_campaign("c", json::object(), "running");
   EventHub hub(store);
   std::vector<StreamEvent> seen;
   hub.add_listener([&](const StreamEvent& e) { seen.push_back(e); });
+  EventSink& sink = hub;
 
-  // As the engine does: store, then call back.
   const json started = {{"campaign_id", campaign}, {"job_id", 1}};
-  const auto id = store.add_event(campaign, "job_started", started);
-  hub.on_engine_event(campaign, "job_started", started);
-  // A daemon event recorded between a store write and its callback does not confuse it.
+  const auto id = sink.durable(campaign, "job_started", started);
+  // The same durable event twice is two events of the log, each with its own id.
   const json done = {{"campaign_id", campaign}, {"job_id", 1}, {"ok", true}};
-  store.add_event(campaign, "job_done", done);
-  hub.record(campaign, "new_best", {{"campaign_id", campaign}});
-  hub.on_engine_event(campaign, "job_done", done);
-  // Transient: never stored.
-  hub.on_engine_event(campaign, "run", {{"campaign_id", campaign}, {"done", 1}});
+  const auto done1 = sink.durable(campaign, "job_done", done);
+  const auto done2 = sink.durable(campaign, "job_done", done);
+  // Transient: published, never stored.
+  sink.transient(campaign, "run", {{"campaign_id", campaign}, {"done", 1}});
 
   ASSERT_EQ(seen.size(), 4u);
   EXPECT_EQ(seen[0].type, "job_started");
   EXPECT_EQ(seen[0].id, id);
-  EXPECT_EQ(seen[1].type, "job_done");
-  EXPECT_GT(seen[1].id, 0);
-  EXPECT_EQ(seen[2].type, "new_best");
+  EXPECT_EQ(seen[1].id, done1);
+  EXPECT_EQ(seen[2].id, done2);
+  EXPECT_NE(done1, done2);
   EXPECT_EQ(seen[3].type, "run");
   EXPECT_EQ(seen[3].id, 0);
   for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].seq, seen[i - 1].seq);
+  const auto stored = store.events_after(0, 100);
+  ASSERT_EQ(stored.size(), 3u);
+  EXPECT_EQ(stored[0].type, "job_started");
+  EXPECT_EQ(stored[2].payload, done);
 }
 
-// The hub keeps unclaimed durable events per campaign until the campaign's worker ends
-// (forget_campaign); a soak of 3,000 campaigns once found it kept them for ever.
-TEST(DaemonEvents, ForgettingACampaignDropsWhatTheHubKeptForIt) {
+// Before the sink, the hub guessed which engine callbacks were durable by matching them against
+// recently stored events: a transient event with the payload of a stored one (here stored by
+// another writer) was swallowed as "already published". Now each call says what it is.
+TEST(DaemonEvents, ATransientEventLikeAStoredOneIsStillPublished) {
   TempDir dir;
   Store store(dir / "db");
+  const auto campaign = store.create_campaign("c", json::object(), "running");
   EventHub hub(store);
   std::vector<StreamEvent> seen;
   hub.add_listener([&](const StreamEvent& e) { seen.push_back(e); });
-  std::vector<std::int64_t> campaigns;
-  for (int i = 0; i < 3; ++i) {
-    campaigns.push_back(store.create_campaign("c" + std::to_string(i), json::object(), "running"));
-    // A durable event that no engine callback claims (e.g. the worker died before it).
-    store.add_event(campaigns.back(), "job_started", {{"i", i}});
-  }
+  const json payload = {{"campaign_id", campaign}, {"done", 1}};
+  const auto stored_id = store.add_event(campaign, "run", payload);
   hub.sync();
-  EXPECT_EQ(hub.campaigns_tracked(), 3u);
-  // Transient events (no stored match) leave nothing behind.
-  const auto quiet = store.create_campaign("quiet", json::object(), "running");
-  hub.on_engine_event(quiet, "run", {{"done", 1}});
-  EXPECT_EQ(hub.campaigns_tracked(), 3u);
-  // A claimed event is dropped with its entry.
-  hub.on_engine_event(campaigns[0], "job_started", {{"i", 0}});
-  EXPECT_EQ(hub.campaigns_tracked(), 2u);
-  for (auto c : campaigns) hub.forget_campaign(c);
-  EXPECT_EQ(hub.campaigns_tracked(), 0u);
-  // After forget, a late callback for a stored event is published again, as transient: the
-  // daemon forgets a campaign only after its worker (the engine) has ended.
-  const auto before = seen.size();
-  hub.on_engine_event(campaigns[1], "job_started", {{"i", 1}});
-  ASSERT_EQ(seen.size(), before + 1);
-  EXPECT_EQ(seen.back().id, 0);
-  EXPECT_EQ(hub.campaigns_tracked(), 0u);
+  hub.transient(campaign, "run", payload);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].id, stored_id);
+  EXPECT_EQ(seen[1].id, 0);
+  EXPECT_EQ(seen[1].payload, payload);
+  EXPECT_EQ(store.events_after(0, 100).size(), 1u);
 }
 
 TEST(DaemonEvents, SubscriptionReplaysFromTheStoreThenGoesLive) {

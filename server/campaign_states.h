@@ -1,0 +1,39 @@
+// The states of a campaign, a context and a job, and the purposes of a job, as enums. The store
+// keeps them as the strings below (the database's format: these strings never change, so that
+// every existing database still opens and reads the same); code converts at that edge with
+// to_string and the parse_* functions and compares enums everywhere else.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace colltune {
+
+// queued -> running -> done | failed; running -> paused (resumable) | cancelled.
+enum class CampaignState { queued, running, paused, done, failed, cancelled };
+// pending -> searching -> finalizing -> done | failed.
+enum class ContextState { pending, searching, finalizing, done, failed };
+// submitting (recorded, not yet on the backend) -> running -> done | cancelled.
+enum class JobState { submitting, running, done, cancelled };
+// What a job measures: the search, the final phase, the rules stage's trace proof and its
+// re-measurement with the file loaded (tuned) and without (default).
+enum class JobPurpose { search, final, verify, remeasure_tuned, remeasure_default };
+
+const char* to_string(CampaignState state);
+const char* to_string(ContextState state);
+const char* to_string(JobState state);
+const char* to_string(JobPurpose purpose);
+
+// nullopt for a string that names none.
+std::optional<CampaignState> parse_campaign_state(std::string_view text);
+std::optional<ContextState> parse_context_state(std::string_view text);
+std::optional<JobState> parse_job_state(std::string_view text);
+std::optional<JobPurpose> parse_job_purpose(std::string_view text);
+
+// A campaign in one of these states has ended (no worker will run it again by itself).
+inline bool is_final(CampaignState state) {
+  return state == CampaignState::done || state == CampaignState::cancelled;
+}
+
+}  // namespace colltune
