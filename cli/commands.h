@@ -13,5 +13,6 @@ void add_rules_command(CLI::App& app);
 void add_fingerprint_command(CLI::App& app);  // colltune fingerprint
 void add_retune_command(CLI::App& app);       // colltune retune (daemon client, for cron)
 void add_sentinel_command(CLI::App& app);     // colltune sentinel
+void add_report_command(CLI::App& app);       // colltune report (table or --json)
 
 }  // namespace colltune

@@ -15,6 +15,7 @@
 #include "optimizer/strategy.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/report.h"
 #include "server/campaign_spec.h"
 #include "server/database_owner.h"
 #include "server/retune.h"

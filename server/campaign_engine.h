@@ -65,10 +65,7 @@ class CampaignEngine {
   std::string error_;
 };
 
-// Builds the report of a campaign from the store: one object per (collective, comm_size,
-// msg_size) with default_us, best {algorithm, segsize, fanout}, best_us, speedup (and noise,
-// algorithm names), plus cost {jobs, runs, benchmark_seconds}.
-nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const AlgorithmTable& table);
+// The campaign report (campaign_report, build_campaign_report) is in server/report.h.
 
 // Benchmark seconds spent by a campaign's runs (sum of run wall times).
 double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id);

@@ -10,6 +10,7 @@
 #include "rules/rules_deploy.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/report.h"
 #include "server/final_choice.h"
 #include "server/openapi.h"
 #include "server/rules_deployment.h"
