@@ -1,5 +1,6 @@
 #include "cli/conventions.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,13 +19,17 @@ void set_exit_codes(CLI::App* cmd, std::vector<std::pair<int, std::string>> spec
   if (interruptible)
     specific.emplace_back(kExitInterrupted, "interrupted (Ctrl-C, SIGTERM); progress is kept");
   specific.emplace_back(kExitUsage, "bad command line");
+  std::stable_sort(specific.begin(), specific.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string text = "Exit codes:\n";
   for (const auto& [code, meaning] : specific) {
     char buf[16];
     std::snprintf(buf, sizeof buf, "  %3d  ", code);
     text += buf + meaning + "\n";
   }
-  cmd->footer(text);
+  // After what the command's footer already says (serve's precedence note, ...).
+  const std::string before = cmd->get_footer();
+  cmd->footer(before.empty() ? text : before + "\n\n" + text);
 }
 
 CLI::Option* add_db_option(CLI::App* cmd, std::string& db, const std::string& what) {

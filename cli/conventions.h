@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,13 @@ namespace colltune {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // an error, with a message on stderr
 inline constexpr int kExitUsage = 64;   // bad command line (unknown option, invalid value)
+inline constexpr int kExitBackendUnavailable = 69;  // the backend cannot be reached
 inline constexpr int kExitInterrupted = 130;
+
+// Thrown when the backend cannot be reached at all (no Slurm controller): exit 69.
+struct BackendUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Sets `cmd`'s --help footer to its exit codes: `specific` (code, meaning), then the shared
 // ones (1, 64). A command that can be interrupted passes `interruptible`.

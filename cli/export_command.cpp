@@ -69,6 +69,7 @@ int run_export(const ExportArgs& args) {
 void add_export_command(CLI::App& app) {
   auto* exp = app.add_subcommand("export", "Export data from a store");
   exp->require_subcommand(1);
+  set_exit_codes(exp, {});  // each subcommand lists its own
   auto args = std::make_shared<ExportArgs>();
   auto* landscape = exp->add_subcommand("landscape", "Measurements as a landscape CSV");
   add_db_option(landscape, args->db, "SQLite store to read (must exist)");

@@ -1,4 +1,5 @@
 // colltune: tunes Open MPI's coll_tuned collective algorithms for this machine or cluster.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,8 @@
 #include "core/version.h"
 
 int main(int argc, char** argv) {
+  // Logs and warnings go to stderr: stdout carries what a command prints (tables, JSON).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("colltune"));
   CLI::App app{"colltune: autotuner for Open MPI collective algorithms (coll_tuned)"};
   app.require_subcommand(1);
   // Options of colltune itself (-v) are accepted after the subcommand too ("tune -v").
@@ -17,9 +20,6 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Log details (debug level)");
   app.set_version_flag("--version", "colltune " + std::string(colltune::kColltuneVersion));
-  app.footer(
-      "Exit codes: 0 success, 1 error, 64 bad command line, 130 interrupted; each "
-      "command's --help lists its own (docs/cli.md).");
   app.parse_complete_callback(
       [&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn); });
   colltune::add_tune_command(app);
@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
   colltune::add_fingerprint_command(app);
   colltune::add_retune_command(app);
   colltune::add_sentinel_command(app);
+  // After the subcommands, which would inherit it.
+  app.footer(
+      "Exit codes: 0 success, 1 error, 64 bad command line, 130 interrupted; each "
+      "command's --help lists its own (docs/cli.md).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

@@ -211,6 +211,22 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       store_.complete_job(job.id, "done", context.id, strategy->state());
       emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", context.id}}, true);
     }
+    // Why the search ended: its planned evaluations, the strategy's stopping rule before them
+    // (early), or the campaign's benchmark-time budget. Progress displays say so.
+    const int planned = strategy->planned_evaluations();
+    const int evaluations =
+        strategy->state().value("observations", nlohmann::json::object()).value("evaluations", 0);
+    const std::string reason = over_time_budget()                         ? "time_budget"
+                               : planned > 0 && evaluations < planned ? "converged"
+                                                                          : "planned";
+    emit(campaign.id, "search_stopped",
+         {{"context_id", context.id},
+          {"collective", std::string(name(context.collective))},
+          {"comm_size", context.comm_size},
+          {"evaluations", evaluations},
+          {"planned", planned},
+          {"reason", reason}},
+         true);
   }
   store_.set_context_state(context.id, "finalizing");
 

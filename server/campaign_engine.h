@@ -23,7 +23,8 @@ namespace colltune {
 // Progress (the CLI's progress bar, the daemon's event stream) arrives through an
 // EventCallback (job_executor.h). Types: job_started, job_submitted, job_resubmitted (a
 // backend job ended early, e.g. a node failed: payload "reason"), run, job_done,
-// context_started, context_done, campaign_state. Called on the engine's thread.
+// context_started, search_stopped (evaluations, planned, reason: planned, converged,
+// time_budget), context_done, campaign_state. Called on the engine's thread.
 
 enum class EngineOutcome { completed, interrupted, failed };
 
