@@ -103,15 +103,16 @@ struct Launch {
   }
 };
 
-Launch launch_from_flags(const TuneArgs& args) {
+// `backend`: the flags' (a new campaign) or the stored one (a resume).
+Launch launch_from_flags(const TuneArgs& args, const std::string& backend) {
   Launch launch;
-  launch.backend = args.backend;
+  launch.backend = backend;
   launch.backend_settings = read_backend_config(args.backend_config);
   const bool slurm_flags = !args.partition.empty() || !args.account.empty() || !args.qos.empty() ||
                            !args.time_limit.empty();
-  if (slurm_flags && args.backend != "slurm")
+  if (slurm_flags && backend != "slurm")
     throw std::invalid_argument("--partition/--account/--qos/--time are Slurm flags (backend is '" +
-                                args.backend + "'; add --backend slurm)");
+                                backend + "'; add --backend slurm)");
   if (!args.partition.empty()) launch.backend_settings["partition"] = args.partition;
   if (!args.account.empty()) launch.backend_settings["account"] = args.account;
   if (!args.qos.empty()) launch.backend_settings["qos"] = args.qos;
@@ -138,16 +139,14 @@ Launch launch_for_resume(Store& store, const TuneArgs& args, const CampaignRecor
   if (!stored) {
     // A campaign the daemon created, or one from a store older than launch records: its
     // backend comes from the spec and its settings from these flags.
-    launch = launch_from_flags(args);
-    launch.backend = stored_backend;
-    return launch;
+    return launch_from_flags(args, stored_backend);
   }
   launch.backend = stored->value("backend", stored_backend);
   launch.backend_settings = stored->value("backend_settings", nlohmann::json::object());
   launch.rules_out = stored->value("rules_out", args.rules_out);
   launch.report_out = stored->value("report_out", std::string());
   if (args.backend_settings_given) {
-    const nlohmann::json wanted = launch_from_flags(args).backend_settings;
+    const nlohmann::json wanted = launch_from_flags(args, launch.backend).backend_settings;
     if (wanted != launch.backend_settings)
       throw std::invalid_argument(
           "campaign " + id + " was created with backend settings " +
@@ -179,7 +178,7 @@ int run_tune(const TuneArgs& args) {
   Launch launch;
   std::unique_ptr<Backend> backend;
   if (args.resume == 0) {
-    launch = launch_from_flags(args);
+    launch = launch_from_flags(args, args.backend);
     backend = make_backend(launch.backend, launch.backend_settings);
     require_reachable(*backend);
   }

@@ -216,5 +216,72 @@ TEST(CliConventions, FingerprintNamesEachProbeAndBoundsIt) {
   fs::remove_all(dir);
 }
 
+TEST(CliConventions, SlurmFlagsReachSbatchAndAreKeptForResume) {
+  // Slurm commands stand-ins: a controller that answers, an sbatch that refuses the job (as a
+  // wrong account would). The batch script it was given shows the flags.
+  const fs::path dir = scratch("slurm-flags");
+  fs::create_directories(dir / "bin");
+  auto script = [&](const std::string& name, const std::string& body) {
+    std::ofstream out(dir / "bin" / name);
+    out << "#!/bin/sh\n" << body << "\n";
+    out.close();
+    fs::permissions(dir / "bin" / name, fs::perms::owner_all);
+  };
+  script("scontrol", "echo 'Slurmctld(primary) at fake is UP'");
+  script("sbatch",
+         "echo 'sbatch: error: Invalid account or account/partition combination' >&2; exit 1");
+  for (const char* c : {"squeue", "sacct", "scancel", "sinfo", "srun"}) script(c, "exit 1");
+  const std::string settings = "{\"slurm_bin_dir\": \"" + (dir / "bin").string() +
+                               "\", \"controller_timeout_s\": 1, \"job_root\": \"" +
+                               (dir / "jobs").string() + "\"}";
+  const std::string db = (dir / "s.db").string();
+  auto r = colltune({"tune",
+                     "--backend",
+                     "slurm",
+                     "--backend-config",
+                     settings,
+                     "-p",
+                     "debug",
+                     "-A",
+                     "acct",
+                     "--qos",
+                     "low",
+                     "-t",
+                     "1:30:00",
+                     "--np",
+                     "2",
+                     "--collectives",
+                     "bcast",
+                     "--sizes",
+                     "4:16",
+                     "--budget",
+                     "2",
+                     "--db",
+                     db,
+                     "--no-verify",
+                     "--rules-out",
+                     (dir / "r.conf").string()},
+                    {.timeout_s = 120});
+  EXPECT_NE(r.stderr_text.find("Invalid account"), std::string::npos) << r.stderr_text;
+  std::string batch;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "jobs"))
+    if (e.path().extension() == ".sh") {
+      std::ifstream in(e.path());
+      batch.assign(std::istreambuf_iterator<char>(in), {});
+      break;
+    }
+  for (const char* line : {"#SBATCH --partition=debug\n", "#SBATCH --account=acct\n",
+                           "#SBATCH --qos=low\n", "#SBATCH --time=90\n"})
+    EXPECT_NE(batch.find(line), std::string::npos) << line << " not in:\n" << batch;
+  // A resume asking for another partition is refused (the campaign keeps what it was created
+  // with); the Slurm flags are understood as such without --backend.
+  r = colltune({"tune", "--db", db, "--resume", "1", "-p", "other"});
+  EXPECT_EQ(r.exit_code, 1) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("\"partition\":\"debug\""), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("Slurm flags to resume as created"), std::string::npos)
+      << r.stderr_text;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace colltune
