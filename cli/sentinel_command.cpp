@@ -169,8 +169,9 @@ void add_sentinel_command(CLI::App& app) {
   cmd->add_option(
       "--expect-speedup", args->expect,
       "Speed-ups measured at tuning, e.g. bcast:1M=1.8 (a lost advantage then fires too)");
-  cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")
-      ->capture_default_str();
+  cmd->add_option("--backend", args->backend, "Backend that runs the real Open MPI")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
   add_backend_config_option(cmd, args->backend_config);
   cmd->add_option("--osu-dir", args->osu_dir, "OSU folder (default: the bundled benchmark)");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
