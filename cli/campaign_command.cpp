@@ -222,7 +222,10 @@ void add_campaign_command(CLI::App& app) {
       }
       // The same progress lines as `colltune tune` (timestamps when stdout is not a terminal).
       ProgressDisplay progress(stdout);
-      client.events("/api/v1/events?campaign_id=" + std::to_string(args->id),
+      // From the campaign's first durable event (last_event_id=0): what happened so far, then
+      // live; and a campaign that ends between the state check above and the stream's start
+      // still ends the watch (its final campaign_state is replayed).
+      client.events("/api/v1/events?campaign_id=" + std::to_string(args->id) + "&last_event_id=0",
                     [&](const std::string& type, const nlohmann::json& e) {
                       auto payload = e.value("payload", nlohmann::json::object());
                       if (!payload.is_object()) payload = nlohmann::json::object();
