@@ -111,8 +111,16 @@ int run_sentinel_command(const SentinelArgs& args) {
   if (report.failed_runs == report.runs)
     throw std::runtime_error("every run failed: " + report.first_failure);
   // The daemon keeps every verdict (its /metrics shows the newest), regression or not.
-  if (args.use_server)
-    daemon_request(args.daemon, "POST", "/api/v1/sentinel/reports", report.to_json().dump());
+  // Best effort: a daemon that cannot record it (older, unreachable) does not change the
+  // verdict, which the exit code carries; the re-tune request below still needs the daemon.
+  if (args.use_server) {
+    try {
+      daemon_request(args.daemon, "POST", "/api/v1/sentinel/reports", report.to_json().dump());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "colltune: warning: the daemon did not record the verdict: %s\n",
+                   e.what());
+    }
+  }
   if (!report.regression) return kExitNothingToDo;
   if (!args.use_server) return kExitRegressionOnly;
 
