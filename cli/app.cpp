@@ -2,18 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+
 #include "cli/commands.h"
+#include "core/version.h"
 
 namespace colltune {
-
-const char* const kColltuneVersion = "colltune 0.1.0";
 
 void configure_app(CLI::App& app) {
   app.description("colltune: autotuner for Open MPI collective algorithms (coll_tuned)");
   app.name("colltune");
   app.require_subcommand(1);
+  // Options of colltune itself (-v) are accepted after the subcommand too ("tune -v").
+  app.fallthrough();
   CLI::Option* verbose = app.add_flag("-v,--verbose")->description("Log details (debug level)");
-  app.set_version_flag("--version", kColltuneVersion);
+  app.set_version_flag("--version", "colltune " + std::string(kColltuneVersion));
   app.parse_complete_callback([verbose] {
     spdlog::set_level(verbose->count() > 0 ? spdlog::level::debug : spdlog::level::warn);
   });
@@ -27,6 +30,10 @@ void configure_app(CLI::App& app) {
   add_retune_command(app);
   add_sentinel_command(app);
   add_token_command(app);
+  // After the subcommands, which would inherit it.
+  app.footer(
+      "Exit codes: 0 success, 1 error, 64 bad command line, 130 interrupted; each "
+      "command's --help lists its own (docs/cli.md).");
 }
 
 }  // namespace colltune

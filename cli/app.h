@@ -7,9 +7,6 @@
 
 namespace colltune {
 
-// The version string `colltune --version` prints.
-extern const char* const kColltuneVersion;
-
 // Adds the global options (-v, --version) and every subcommand to `app`, which must be empty.
 void configure_app(CLI::App& app);
 

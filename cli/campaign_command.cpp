@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
+#include "cli/progress.h"
 
 namespace colltune {
 namespace {
@@ -130,6 +132,7 @@ void add_client_options(CLI::App* cmd, ClientArgs& client) {
   cmd->add_option("--server", client.server, "Daemon URL (env COLLTUNE_SERVER, default http://127.0.0.1:8080)");
   cmd->add_option("--token", client.token, "Bearer token (env COLLTUNE_TOKEN)");
   cmd->add_option("--ca-cert", client.ca_cert, "CA certificate to trust for https");
+  set_exit_codes(cmd, {});
 }
 
 }  // namespace
@@ -137,6 +140,7 @@ void add_client_options(CLI::App* cmd, ClientArgs& client) {
 void add_campaign_command(CLI::App& app) {
   auto* group = app.add_subcommand("campaign", "Create and follow campaigns on a running daemon");
   group->require_subcommand(1);
+  set_exit_codes(group, {});  // each subcommand lists its own
 
   {
     auto args = std::make_shared<CampaignArgs>();
@@ -156,7 +160,8 @@ void add_campaign_command(CLI::App& app) {
     auto args = std::make_shared<CampaignArgs>();
     auto* cmd = group->add_subcommand("list", "List campaigns, newest first");
     add_client_options(cmd, args->client);
-    cmd->add_option("--state", args->state, "Only this state (queued, running, paused, done, failed, cancelled)");
+    cmd->add_option("--state", args->state, "Only this state")
+        ->check(CLI::IsMember({"queued", "running", "paused", "done", "failed", "cancelled"}));
     cmd->add_option("--limit", args->limit, "Page size")->check(CLI::Range(1, 1000))->capture_default_str();
     cmd->add_option("--offset", args->offset, "Campaigns to skip")->check(CLI::Range(0, 1000000000));
     cmd->callback([args] {
@@ -215,12 +220,19 @@ void add_campaign_command(CLI::App& app) {
         std::printf("campaign %lld is %s\n", static_cast<long long>(args->id), c.at("state").get<std::string>().c_str());
         return;
       }
-      client.events("/api/v1/events?campaign_id=" + std::to_string(args->id),
+      // The same progress lines as `colltune tune` (timestamps when stdout is not a terminal).
+      ProgressDisplay progress(stdout);
+      // From the campaign's first durable event (last_event_id=0): what happened so far, then
+      // live; and a campaign that ends between the state check above and the stream's start
+      // still ends the watch (its final campaign_state is replayed).
+      client.events("/api/v1/events?campaign_id=" + std::to_string(args->id) + "&last_event_id=0",
                     [&](const std::string& type, const nlohmann::json& e) {
-                      std::printf("%s %s\n", type.c_str(), e.value("payload", nlohmann::json::object()).dump().c_str());
-                      std::fflush(stdout);
-                      return !(type == "campaign_state" && ended(e["payload"].value("state", "")));
+                      auto payload = e.value("payload", nlohmann::json::object());
+                      if (!payload.is_object()) payload = nlohmann::json::object();
+                      progress.on_event(type, payload);
+                      return !(type == "campaign_state" && ended(payload.value("state", "")));
                     });
+      progress.finish_line();
     });
   }
 }

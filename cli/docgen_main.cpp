@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "core/version.h"
 
 namespace {
 
@@ -208,7 +209,8 @@ int main(int argc, char** argv) {
     CLI::App app;
     colltune::configure_app(app);
     fs::create_directories(man_dir);
-    write_man_page(&app, {"colltune"}, man_dir, colltune::kColltuneVersion);
+    write_man_page(&app, {"colltune"}, man_dir,
+                   "colltune " + std::string(colltune::kColltuneVersion));
     write_completion(&app, completion);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "colltune-docgen: %s\n", e.what());

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "server/store.h"
 
 namespace colltune {
@@ -21,6 +22,7 @@ struct ExportArgs {
 };
 
 int run_export(const ExportArgs& args) {
+  require_existing_db(args.db);  // reading a store that is not there is an error, not 0 rows
   Store store(args.db);
   std::ofstream file;
   if (!args.out.empty()) {
@@ -67,12 +69,14 @@ int run_export(const ExportArgs& args) {
 void add_export_command(CLI::App& app) {
   auto* exp = app.add_subcommand("export", "Export data from a store");
   exp->require_subcommand(1);
+  set_exit_codes(exp, {});  // each subcommand lists its own
   auto args = std::make_shared<ExportArgs>();
   auto* landscape = exp->add_subcommand("landscape", "Measurements as a landscape CSV");
-  landscape->add_option("--db", args->db, "SQLite store")->capture_default_str();
+  add_db_option(landscape, args->db, "SQLite store to read (must exist)");
   landscape->add_option("--campaign", args->campaign, "Only this campaign (default: all)");
   landscape->add_option("--out", args->out, "Output CSV (default: stdout)");
   landscape->add_flag("!--no-final", args->include_final, "Leave out the final re-measurements");
+  set_exit_codes(landscape, {});
   landscape->callback([args] { run_export(*args); });
 }
 

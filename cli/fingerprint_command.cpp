@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "runner/local_backend.h"
 #include "server/fingerprint.h"
 #include "server/retune.h"
@@ -32,7 +33,25 @@ struct FingerprintArgs {
   DaemonEndpoint daemon;
   bool use_server = false;
   std::string backend;
+  double probe_timeout = 60;  // seconds per probe (ompi_info, sinfo, a node's srun ...)
 };
+
+// Says on stderr what each probe is waiting for and how long it may take, and why it failed
+// (a probe that times out leaves its fields "unknown"; the fingerprint lists them).
+CommandRunner announced(CommandRunner inner, double timeout_s) {
+  return [inner = std::move(inner), timeout_s](const std::vector<std::string>& argv,
+                                               const std::string& node) {
+    std::string command;
+    for (const auto& a : argv) command += (command.empty() ? "" : " ") + a;
+    std::fprintf(stderr, "colltune: fingerprint: waiting for '%s'%s (at most %.0f s)\n",
+                 command.c_str(), node.empty() ? "" : (" on " + node).c_str(), timeout_s);
+    CommandOutput out = inner(argv, node);
+    if (!out.ok())
+      std::fprintf(stderr, "colltune: fingerprint:   '%s' failed: %s\n",
+                   argv.empty() ? "" : argv[0].c_str(), out.failure().c_str());
+    return out;
+  };
+}
 
 nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -60,8 +79,10 @@ int run_fingerprint(const FingerprintArgs& args) {
     options.ompi_info = args.ompi_info;
     options.osu_dir = args.osu_dir.empty() ? LocalBackend::bundled_osu_dir()
                                            : std::filesystem::path(args.osu_dir);
-    const CommandRunner runner =
-        args.scheduler == "none" ? local_command_runner() : srun_command_runner(args.partition);
+    const CommandRunner runner = announced(
+        args.scheduler == "none" ? local_command_runner(args.probe_timeout)
+                                 : srun_command_runner(args.partition, args.probe_timeout),
+        args.probe_timeout);
     fp = collect_fingerprint(runner, options);
   }
   if (!args.output.empty()) {
@@ -119,6 +140,13 @@ void add_fingerprint_command(CLI::App& app) {
                                  "Ask this daemon instead (its backend's target)");
   cmd->add_option("--token", args->daemon.token, "API token (default $COLLTUNE_TOKEN)");
   cmd->add_option("--backend", args->backend, "With --server: the daemon backend to describe");
+  cmd->add_option("--probe-timeout", args->probe_timeout,
+                  "Seconds each probe (ompi_info, sinfo, srun on a node ...) may take before its "
+                  "fields are left unknown")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  set_exit_codes(cmd, {{kExitOk, "printed (with --compare: no relevant change)"},
+                       {4, "--compare: a change relevant to tuned rules"}});
   cmd->callback([args, server] {
     args->use_server = server->count() > 0;
     const int rc = run_fingerprint(*args);

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "server/retune.h"
 #include "server/retune_client.h"
 
@@ -102,6 +103,9 @@ void add_retune_command(CLI::App& app) {
                   "Daemon URL (default $COLLTUNE_SERVER or http://127.0.0.1:8080)");
   cmd->add_option("--token", args->daemon.token, "Admin API token (default $COLLTUNE_TOKEN)");
   cmd->add_option("--ca-cert", args->daemon.ca_cert, "PEM file to trust for https");
+  set_exit_codes(cmd, {{kExitNothingToDo, "nothing to do (or --dry-run)"},
+                       {kExitCannotCompare, "cannot compare (no rules, no baseline, no source)"},
+                       {kExitRetuneStarted, "a re-tuning campaign was started"}});
   cmd->callback([args] {
     const int rc = run_retune(*args);
     if (rc != 0) throw CLI::RuntimeError(rc);

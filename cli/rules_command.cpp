@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "core/ompi_version.h"
 #include "rules/rules_deploy.h"
 #include "rules/rules_reader.h"
@@ -55,14 +56,6 @@ struct RulesArgs {
   std::string db;  // the store holding the rules version (provenance, guard)
   std::int64_t rules_id = 0;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 OmpiVersion target_version(const std::string& given) {
   if (!given.empty()) {
@@ -113,7 +106,7 @@ int run_verify(const RulesArgs& a) {
   // where the file's text asks for something else ("not applied").
   if (!report.loads()) std::printf("%s\n", report.verdict().c_str());
   nlohmann::json settings = nlohmann::json::object();
-  if (!a.backend_config.empty()) settings = nlohmann::json::parse(read_text(a.backend_config));
+  settings = read_backend_config(a.backend_config);
   if (!a.osu_dir.empty()) settings["osu_dir"] = a.osu_dir;
   auto backend = make_backend(a.backend, settings);
   if (!backend->runs_real_open_mpi())
@@ -288,6 +281,7 @@ void add_rules_command(CLI::App& app) {
   auto* rules =
       app.add_subcommand("rules", "Validate, show, verify, deploy and roll back rules files");
   rules->require_subcommand(1);
+  set_exit_codes(rules, {});  // each subcommand lists its own
   auto a = std::make_shared<RulesArgs>();
 
   auto* validate_cmd = rules->add_subcommand(
@@ -295,11 +289,15 @@ void add_rules_command(CLI::App& app) {
       "Would Open MPI load this file? (exit 0 loads, 1 loads but lint errors, 2 ignored)");
   validate_cmd->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
   validate_cmd->add_option("--ompi", a->ompi, "Target Open MPI version (default: this machine's)");
+  set_exit_codes(validate_cmd, {{kLoads, "Open MPI loads the file, no lint error"},
+                                {kLintErrors, "it loads, with lint errors (or another error)"},
+                                {kIgnored, "Open MPI would ignore the file"}});
   validate_cmd->callback([a] { finish(run_validate(*a)); });
 
   auto* show = rules->add_subcommand("show", "The rules as a table");
   show->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
   show->add_option("--ompi", a->ompi, "Target Open MPI version");
+  set_exit_codes(show, {{kIgnored, "Open MPI would ignore the file"}});
   show->callback([a] { finish(run_show(*a)); });
 
   auto* verify = rules->add_subcommand(
@@ -308,14 +306,18 @@ void add_rules_command(CLI::App& app) {
   verify->add_option("FILE", a->file, "Rules file")->required()->check(CLI::ExistingFile);
   verify->add_option("--np", a->np, "Ranks")->capture_default_str()->check(CLI::Range(2, 1000000));
   verify->add_option("--nodes", a->nodes, "Nodes (Slurm)")->capture_default_str();
-  verify->add_option("--backend", a->backend, "local or slurm")->capture_default_str();
-  verify->add_option("--backend-config", a->backend_config, "JSON file with backend settings");
+  verify->add_option("--backend", a->backend, "Backend that runs the real Open MPI")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  add_backend_config_option(verify, a->backend_config);
   verify->add_option("--osu-dir", a->osu_dir, "OMB folder (default: bundled benchmark)");
   verify->add_option("--collectives", a->collectives, "Collectives to test (default: the file's)");
   verify->add_option("--sizes", a->sizes, "OSU sizes MIN:MAX")->capture_default_str();
   verify->add_option("--iterations", a->iterations, "OSU -i")->capture_default_str();
   verify->add_option("--work-dir", a->work_dir, "Where trace files go (shared on a cluster)");
   verify->add_option("--ompi", a->ompi, "Target Open MPI version");
+  set_exit_codes(verify, {{kExitOk, "verified: Open MPI runs what the file says"},
+                          {3, "NOT verified (a mismatch, or the file is ignored)"}});
   verify->callback([a] { finish(run_verify(*a)); });
 
   auto* deploy = rules->add_subcommand(
@@ -332,16 +334,22 @@ void add_rules_command(CLI::App& app) {
   deploy->add_option("--ompi", a->ompi, "Target Open MPI version");
   deploy->add_flag("--force", a->force,
                    "Deploy even if not verified on the real Open MPI or validation finds errors");
+  set_exit_codes(deploy, {{kExitOk, "deployed"},
+                          {kLintErrors, "lint errors (or another error)"},
+                          {kIgnored, "Open MPI would ignore the file"},
+                          {kNotVerified, "not verified on the real Open MPI (see --force)"}});
   deploy->callback([a] { finish(run_deploy(*a)); });
 
   auto* rollback =
       rules->add_subcommand("rollback", "Make the previously deployed version live again");
   rollback->add_option("--to", a->to, "Path Open MPI reads")->required();
   rollback->add_option("--db", a->db, "Store whose deploy records follow the rollback");
+  set_exit_codes(rollback, {});
   rollback->callback([a] { finish(run_rollback(*a)); });
 
   auto* history = rules->add_subcommand("history", "Deployed versions (* = active)");
   history->add_option("--to", a->to, "Path Open MPI reads")->required();
+  set_exit_codes(history, {});
   history->callback([a] { finish(run_history(*a)); });
 }
 

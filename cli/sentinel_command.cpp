@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "core/ompi_version.h"
 #include "rules/rules_reader.h"
 #include "server/backend_factory.h"
@@ -37,7 +38,7 @@ struct SentinelArgs {
   double confidence = 0.95;
   std::string expect;  // bcast:1M=1.8,...
   std::string backend = "local";
-  std::string backend_settings;
+  std::string backend_config;  // --backend-config FILE|JSON
   std::string osu_dir;
   bool json = false;
   DaemonEndpoint daemon;
@@ -70,12 +71,7 @@ std::map<std::string, double> parse_expectations(const std::string& text) {
 }
 
 int run_sentinel_command(const SentinelArgs& args) {
-  nlohmann::json settings = nlohmann::json::object();
-  if (!args.backend_settings.empty()) {
-    settings = nlohmann::json::parse(args.backend_settings, nullptr, false);
-    if (settings.is_discarded() || !settings.is_object())
-      throw std::invalid_argument("--backend-settings must be a JSON object");
-  }
+  nlohmann::json settings = read_backend_config(args.backend_config);
   if (!args.osu_dir.empty()) settings["osu_dir"] = args.osu_dir;
   auto backend = make_backend(args.backend, settings);
 
@@ -114,6 +110,17 @@ int run_sentinel_command(const SentinelArgs& args) {
     std::printf("%s", report.to_text().c_str());
   if (report.failed_runs == report.runs)
     throw std::runtime_error("every run failed: " + report.first_failure);
+  // The daemon keeps every verdict (its /metrics shows the newest), regression or not.
+  // Best effort: a daemon that cannot record it (older, unreachable) does not change the
+  // verdict, which the exit code carries; the re-tune request below still needs the daemon.
+  if (args.use_server) {
+    try {
+      daemon_request(args.daemon, "POST", "/api/v1/sentinel/reports", report.to_json().dump());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "colltune: warning: the daemon did not record the verdict: %s\n",
+                   e.what());
+    }
+  }
   if (!report.regression) return kExitNothingToDo;
   if (!args.use_server) return kExitRegressionOnly;
 
@@ -170,15 +177,21 @@ void add_sentinel_command(CLI::App& app) {
   cmd->add_option(
       "--expect-speedup", args->expect,
       "Speed-ups measured at tuning, e.g. bcast:1M=1.8 (a lost advantage then fires too)");
-  cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")
-      ->capture_default_str();
-  cmd->add_option("--backend-settings", args->backend_settings, "Its settings (JSON object)");
+  cmd->add_option("--backend", args->backend, "Backend that runs the real Open MPI")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "slurm"}));
+  add_backend_config_option(cmd, args->backend_config);
   cmd->add_option("--osu-dir", args->osu_dir, "OSU folder (default: the bundled benchmark)");
   cmd->add_flag("--json", args->json, "Print the report as JSON");
   auto* server = cmd->add_option("--server", args->daemon.server,
-                                 "On a regression, ask this daemon to re-tune (else exit 11)");
+                                 "Report the verdict to this daemon; on a regression ask it to "
+                                 "re-tune (else exit 11)");
   cmd->add_option("--token", args->daemon.token, "Admin API token (default $COLLTUNE_TOKEN)");
   cmd->add_option("--ca-cert", args->daemon.ca_cert, "PEM file to trust for https");
+  set_exit_codes(cmd,
+                 {{kExitNothingToDo, "the rules hold"},
+                  {kExitRetuneStarted, "regression; a re-tuning campaign was started (or runs)"},
+                  {kExitRegressionOnly, "regression; no daemon to re-tune"}});
   cmd->callback([args, server] {
     args->use_server = server->count() > 0 || std::getenv("COLLTUNE_SERVER") != nullptr;
     const int rc = run_sentinel_command(*args);

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "core/install_layout.h"
 #include "server/config.h"
 #include "server/daemon.h"
@@ -107,6 +108,7 @@ void add_serve_command(CLI::App& app) {
     std::string flag = "--" + key;
     for (auto& c : flag)
       if (c == '_') c = '-';
+    if (key == "database") flag = "--db,--database";  // --db, as every command names a store
     std::string text = help.count(key) ? help.at(key) : key;
     std::string var = "COLLTUNE_" + key;
     for (auto& c : var) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -116,6 +118,7 @@ void add_serve_command(CLI::App& app) {
   cmd->footer(
       "Precedence: flag > environment > config file > default. Tokens may be given as SHA-256 "
       "hex digests (\"sha256\"); plain ones are hashed at start and never stored.");
+  set_exit_codes(cmd, {{kExitOk, "stopped by SIGINT/SIGTERM after a clean shutdown"}});
   cmd->callback([args, options] {
     int rc = run_serve(*args, *options);
     if (rc != 0) throw CLI::RuntimeError(rc);

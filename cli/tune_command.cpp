@@ -10,27 +10,31 @@
 
 #include "cli/cluster_summary.h"
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "cli/progress.h"
 #include "cli/report_file.h"
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
 #include "optimizer/strategy.h"
+#include "runner/slurm_backend.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
 #include "server/campaign_lifecycle.h"
 #include "server/campaign_spec.h"
 #include "server/comm_sizes.h"
 #include "server/database_owner.h"
+#include "server/report.h"
 #include "server/retune.h"
 #include "server/rules_stage.h"
 #include "server/store.h"
+#include "slurm/batch_script.h"
 
 namespace colltune {
 namespace {
 
 struct TuneArgs {
   std::string backend = "local";
-  std::string backend_config;  // JSON file with backend settings
+  std::string backend_config;  // --backend-config FILE|JSON
   std::string collectives = "bcast,allreduce,reduce,gather";
   // Communicator sizes and layouts (server/comm_sizes.h); "" = not given.
   std::string np;
@@ -56,6 +60,11 @@ struct TuneArgs {
   std::string osu_dir;
   std::string profile;  // sim
   std::string dataset;  // replay
+  // Slurm: the usual sbatch flags, stored in the backend settings of the launch.
+  std::string partition;
+  std::string account;
+  std::string qos;
+  std::string time_limit;
   std::string db = "colltune.db";
   std::string rules_out = "colltune-rules.conf";
   std::string report_out;
@@ -78,16 +87,6 @@ extern "C" void on_sigint(int) {
   if (g_cancel) g_cancel->cancel();
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": invalid JSON: " + e.what());
-  }
-}
-
 // The backend and outputs a campaign runs with. A new campaign takes them from the flags; a
 // resumed one from what its launch stored (store.campaign_launch), so that `tune --resume ID`
 // continues on the backend, settings and files it was created with whatever the resume command
@@ -107,10 +106,22 @@ struct Launch {
   }
 };
 
-Launch launch_from_flags(const TuneArgs& args) {
+// `backend`: the flags' (a new campaign) or the stored one (a resume).
+Launch launch_from_flags(const TuneArgs& args, const std::string& backend) {
   Launch launch;
-  launch.backend = args.backend;
-  if (!args.backend_config.empty()) launch.backend_settings = read_json_file(args.backend_config);
+  launch.backend = backend;
+  launch.backend_settings = read_backend_config(args.backend_config);
+  const bool slurm_flags = !args.partition.empty() || !args.account.empty() || !args.qos.empty() ||
+                           !args.time_limit.empty();
+  if (slurm_flags && backend != "slurm")
+    throw std::invalid_argument("--partition/--account/--qos/--time are Slurm flags (backend is '" +
+                                backend + "'; add --backend slurm)");
+  if (!args.partition.empty()) launch.backend_settings["partition"] = args.partition;
+  if (!args.account.empty()) launch.backend_settings["account"] = args.account;
+  if (!args.qos.empty()) launch.backend_settings["qos"] = args.qos;
+  if (!args.time_limit.empty())
+    launch.backend_settings["time_limit_minutes"] =
+        slurm::parse_time_limit_minutes(args.time_limit);
   if (!args.osu_dir.empty()) launch.backend_settings["osu_dir"] = args.osu_dir;
   if (!args.profile.empty()) launch.backend_settings["profile"] = args.profile;
   if (!args.dataset.empty()) launch.backend_settings["dataset"] = args.dataset;
@@ -131,45 +142,64 @@ Launch launch_for_resume(Store& store, const TuneArgs& args, const CampaignRecor
   if (!stored) {
     // A campaign the daemon created, or one from a store older than launch records: its
     // backend comes from the spec and its settings from these flags.
-    launch = launch_from_flags(args);
-    launch.backend = stored_backend;
-    return launch;
+    return launch_from_flags(args, stored_backend);
   }
   launch.backend = stored->value("backend", stored_backend);
   launch.backend_settings = stored->value("backend_settings", nlohmann::json::object());
   launch.rules_out = stored->value("rules_out", args.rules_out);
   launch.report_out = stored->value("report_out", std::string());
   if (args.backend_settings_given) {
-    const nlohmann::json wanted = launch_from_flags(args).backend_settings;
+    const nlohmann::json wanted = launch_from_flags(args, launch.backend).backend_settings;
     if (wanted != launch.backend_settings)
       throw std::invalid_argument(
           "campaign " + id + " was created with backend settings " +
           launch.backend_settings.dump() + "; the resume command asks for " + wanted.dump() +
-          " (drop --backend-config/--osu-dir/--profile/--dataset to resume as created)");
+          " (drop --backend-config/--osu-dir/--profile/--dataset and the Slurm flags to resume as "
+          "created)");
   }
   if (args.rules_out_given) launch.rules_out = args.rules_out;
   if (args.report_out_given) launch.report_out = args.report_out;
   return launch;
 }
 
+// A Slurm campaign with no controller to talk to would only fail later, job by job: say so now
+// (scontrol ping answers within seconds when nothing listens).
+void require_reachable(Backend& backend) {
+  if (auto* slurm = dynamic_cast<SlurmBackend*>(&backend)) {
+    std::string detail;
+    if (!slurm->controller_up(&detail))
+      throw BackendUnavailable(
+          "no Slurm controller answers (scontrol ping: " +
+          (detail.empty() ? std::string("no answer") : detail) +
+          "); is slurmctld running, and does SLURM_CONF (or /etc/slurm/slurm.conf) name it?");
+  }
+}
+
 int run_tune(const TuneArgs& args) {
+  // A new campaign's backend is made and checked before the store is touched (an unreachable
+  // backend leaves no file behind); a resumed one's comes from its stored launch.
+  Launch launch;
+  std::unique_ptr<Backend> backend;
+  if (args.resume == 0) {
+    launch = launch_from_flags(args, args.backend);
+    backend = make_backend(launch.backend, launch.backend_settings);
+    require_reachable(*backend);
+  }
   // One writer per database (a daemon or another tune on it is refused with its pid).
   DatabaseOwner owner(args.db, args.resume ? "colltune tune --resume" : "colltune tune");
   Store store(args.db);
   std::int64_t campaign_id = args.resume;
-  Launch launch;
-  if (campaign_id == 0) {
-    launch = launch_from_flags(args);
-  } else {
+  if (campaign_id != 0) {
     const auto campaign = store.campaign(campaign_id);
     if (!campaign)
       throw std::invalid_argument("no campaign " + std::to_string(campaign_id) + " in " + args.db);
     launch = launch_for_resume(store, args, *campaign);
     std::fprintf(stderr, "colltune: resuming campaign %lld on backend %s as created\n",
                  static_cast<long long>(campaign_id), launch.backend.c_str());
+    backend = make_backend(launch.backend, launch.backend_settings);
+    require_reachable(*backend);
   }
   const nlohmann::json& backend_settings = launch.backend_settings;
-  auto backend = make_backend(launch.backend, backend_settings);
 
   if (campaign_id == 0) {
     nlohmann::json spec_json = {{"backend", args.backend},
@@ -213,6 +243,7 @@ int run_tune(const TuneArgs& args) {
 
   // The lifecycle (server/campaign_lifecycle.h): engine, rules stage, final state.
   ProgressDisplay progress;
+  progress.set_budget(args.budget);
   bool rules_stage = false;
   // The CLI prints the campaign's end itself: once the rules stage started, the lifecycle's
   // final campaign_state event is not shown as progress.
@@ -253,14 +284,14 @@ int run_tune(const TuneArgs& args) {
                  static_cast<long long>(store.count_measurements(campaign_id)),
                  static_cast<long long>(store.count_runs(campaign_id)), args.db.c_str(),
                  args.db.c_str(), static_cast<long long>(campaign_id));
-    return 130;
+    return kExitInterrupted;
   }
   if (result.end == CampaignRunResult::End::interrupted) {
     std::fprintf(stderr,
                  "colltune: interrupted during verification; resume with: colltune tune "
                  "--db %s --resume %lld\n",
                  args.db.c_str(), static_cast<long long>(campaign_id));
-    return 130;
+    return kExitInterrupted;
   }
   if (!result.rules) {
     std::fprintf(stderr, "colltune: campaign %lld failed: %s\n",
@@ -304,8 +335,9 @@ void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand("tune", "Run a tuning campaign in the foreground");
   cmd->add_option("--backend", args->backend, "Backend that runs the benchmarks")
-      ->capture_default_str();
-  cmd->add_option("--backend-config", args->backend_config, "JSON file with backend settings");
+      ->capture_default_str()
+      ->check(CLI::IsMember(backend_names()));
+  add_backend_config_option(cmd, args->backend_config);
   cmd->add_option("--collectives", args->collectives, "Comma-separated collectives")
       ->capture_default_str();
   cmd->add_option("--np", args->np,
@@ -328,10 +360,11 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(0, 10000000));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
-  cmd->add_option("--strategy", args->strategy,
-                  "Search strategy: bo, bo-per-size, random, exhaustive")
-      ->capture_default_str();
+  cmd->add_option("--strategy", args->strategy, "Search strategy")
+      ->capture_default_str()
+      ->check(CLI::IsMember(strategy_names()));
   cmd->add_option("--budget", args->budget, "Evaluations per collective (0 = strategy default)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--repeats", args->repeats, "Runs per suggested configuration")
       ->capture_default_str()
@@ -354,36 +387,59 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--final-method", args->final_method,
                   "Final choice: paired (sequential paired test against the default) or median "
                   "(the earlier method; docs/final-choice.md)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::IsMember({"paired", "median"}));
   cmd->add_option("--min-gain", args->min_gain,
                   "Smallest relative gain a change must prove (0.03 = 3 %)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.5));
   cmd->add_option("--final-max-runs", args->final_max_runs,
                   "Cap on the paired final phase's runs per collective (0 = the search's runs)")
+      ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   cmd->add_option("--run-timeout", args->run_timeout, "Seconds before a run is killed")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   cmd->add_option("--osu-dir", args->osu_dir,
                   "OMB install or build folder (default: the bundled colltune-osu-bench)");
   cmd->add_option("--profile", args->profile,
                   "Cluster profile for --backend sim (name or JSON file)");
   cmd->add_option("--dataset", args->dataset, "Landscape CSV for --backend replay");
-  cmd->add_option("--db", args->db, "SQLite store (every measurement is kept as it arrives)")
-      ->capture_default_str();
+  cmd->add_option("-p,--partition", args->partition, "Slurm partition (backend slurm)");
+  cmd->add_option("-A,--account", args->account, "Slurm account to charge (backend slurm)");
+  cmd->add_option("--qos", args->qos, "Slurm quality of service (backend slurm)");
+  cmd->add_option("-t,--time", args->time_limit,
+                  "Slurm time limit per job, as sbatch -t: M, H:M:S, D-H:M ... (default: computed "
+                  "from the runs' timeouts)");
+  add_db_option(cmd, args->db, "SQLite store (every measurement is kept as it arrives)");
   cmd->add_option("--rules-out", args->rules_out, "Rules file to write")->capture_default_str();
+  progress.set_budget(args.budget);
   cmd->add_option("--report-out", args->report_out,
                   "Report to write: .html/.htm the self-contained HTML page, else JSON");
   cmd->add_option("--resume", args->resume, "Resume campaign ID from --db");
   cmd->add_flag("--no-verify", args->no_verify, "Skip verification of the rules file");
+  set_exit_codes(cmd,
+                 {{kExitOk, "rules file written and verified (or --no-verify)"},
+                  {3, "rules file written but NOT verified"},
+                  {kExitBackendUnavailable, "the backend cannot be reached (no Slurm controller)"}},
+                 true);
   cmd->callback([args, cmd] {
     args->backend_given = cmd->count("--backend") > 0;
-    args->backend_settings_given = cmd->count("--backend-config") + cmd->count("--osu-dir") +
-                                       cmd->count("--profile") + cmd->count("--dataset") >
-                                   0;
+    args->backend_settings_given =
+        backend_config_given(cmd) || cmd->count("--osu-dir") + cmd->count("--profile") +
+                                             cmd->count("--dataset") + cmd->count("--partition") +
+                                             cmd->count("--account") + cmd->count("--qos") +
+                                             cmd->count("--time") >
+                                         0;
     args->rules_out_given = cmd->count("--rules-out") > 0;
     args->report_out_given = cmd->count("--report-out") > 0;
-    int rc = run_tune(*args);
+    int rc = 0;
+    try {
+      rc = run_tune(*args);
+    } catch (const BackendUnavailable& e) {
+      std::fprintf(stderr, "colltune: error: %s\n", e.what());
+      rc = kExitBackendUnavailable;
+    }
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

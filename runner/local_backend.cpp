@@ -112,6 +112,13 @@ std::string LocalBackend::admit(const BenchmarkRequest& request) {
            " core(s) is more than the local backend's limit of " +
            std::to_string(options_.max_ranks_per_core) + " ranks per core (" +
            std::to_string(limit) + " ranks; setting max_ranks_per_core)";
+  // Within the limit, but said: oversubscribed ranks share cores, so latencies are slower and noisier
+  // than on a core per rank, and the tuned choice fits this oversubscription, not the cluster.
+  if (request.comm_size > options_.cores)
+    spdlog::warn(
+        "{} {} ranks on {} core(s): the local backend oversubscribes (ranks share cores and "
+        "yield when idle); latencies are slower and noisier than with a core per rank",
+        colltune::name(request.collective), request.comm_size, options_.cores);
   if (!find_osu_binary(options_.osu_dir, request.collective))
     return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
            options_.osu_dir.string() + ": the local backend cannot benchmark " +

@@ -304,6 +304,21 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         run_search_loop(*strategy, runner, spec.batch_size, job_number + 1);
     if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
     job_number += search.batches;
+    // Why the search ended: its planned evaluations, the strategy's stopping rule before them
+    // (early), or the campaign's benchmark-time budget. Progress displays say so.
+    const int planned = strategy->planned_evaluations();
+    const int evaluations = strategy->evaluations();
+    const std::string reason = search.end == SearchEnd::runner_stop           ? "time_budget"
+                               : planned > 0 && evaluations < planned ? "converged"
+                                                                      : "planned";
+    emit(campaign.id, "search_stopped",
+         {{"context_id", context.id},
+          {"collective", std::string(name(context.collective))},
+          {"comm_size", context.comm_size},
+          {"evaluations", evaluations},
+          {"planned", planned},
+          {"reason", reason}},
+         true);
   }
   store_.set_context_state(context.id, to_string(ContextState::finalizing));
 
@@ -515,216 +530,6 @@ double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id) {
       if (run.provenance.end_time > run.provenance.start_time)
         total += run.provenance.end_time - run.provenance.start_time;
   return total;
-}
-
-nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
-                               const AlgorithmTable& table) {
-  auto campaign = store.campaign(campaign_id);
-  if (!campaign) throw std::invalid_argument("no campaign " + std::to_string(campaign_id));
-  nlohmann::json results = nlohmann::json::array();
-  nlohmann::json contexts = nlohmann::json::array();
-  // The re-measurement with the file loaded (rules stage), per (collective, P, size).
-  const auto versions = store.rules_versions(campaign_id);
-  std::map<std::tuple<std::string, int, std::int64_t>, nlohmann::json> remeasured_rows;
-  // The newest version that was re-measured (a last, trace-only pass re-measures nothing; the
-  // sizes it reverted are at the default in its picks).
-  const RulesVersionRecord* measured_version = nullptr;
-  for (const auto& v : versions)
-    if (!measured_version && v.verification.value("remeasured", false)) measured_version = &v;
-  if (measured_version)
-    for (const auto& c : measured_version->verification.value("contexts", nlohmann::json::array()))
-      for (const auto& row : c.value("remeasure", nlohmann::json::array()))
-        remeasured_rows[{c.value("collective", std::string()), c.value("comm_size", 0),
-                         row.value("msg_size", std::int64_t{0})}] = row;
-  auto number_or_null = [](const nlohmann::json& j, const char* key) {
-    return j.contains(key) && j.at(key).is_number() ? j.at(key) : nlohmann::json();
-  };
-  for (const auto& ctx : store.contexts(campaign_id)) {
-    contexts.push_back(
-        {{"id", ctx.id},
-         {"collective", std::string(name(ctx.collective))},
-         {"comm_size", ctx.comm_size},
-         {"nodes", ctx.nodes},
-         {"ppn", ctx.ppn},
-         {"state", ctx.state},
-         {"evaluations", ctx.result.is_object() ? ctx.result.value("evaluations", 0) : 0},
-         {"space", ctx.result.is_object() ? ctx.result.value("space", 0) : 0},
-         {"failed_sizes", ctx.result.is_object()
-                              ? ctx.result.value("failed_sizes", nlohmann::json::array())
-                              : nlohmann::json::array()}});
-    if (!context_result_of(ctx.result)) continue;
-    // Medians of the re-measure runs (tuned = rules file loaded, default) of the newest file.
-    std::map<std::int64_t, std::vector<double>> tuned, fixed;
-    const std::string newest =
-        measured_version ? "-v" + std::to_string(measured_version->id) + "-" : std::string();
-    for (const auto& job : store.jobs(campaign_id)) {
-      if (job.context_id != ctx.id || newest.empty() || job.tag.find(newest) == std::string::npos)
-        continue;
-      const auto purpose = parse_job_purpose(job.purpose);
-      auto* target = purpose == JobPurpose::remeasure_tuned     ? &tuned
-                     : purpose == JobPurpose::remeasure_default ? &fixed
-                                                                : nullptr;
-      if (!target) continue;
-      for (const auto& run : store.runs_of_job(job.id)) {
-        if (run.outcome != RunOutcome::ok) continue;
-        for (const auto& row : run.rows) (*target)[row.size].push_back(row.avg_us);
-      }
-    }
-    // Every other measurement (search and final phase) per configuration and size: the spread
-    // of the latencies behind default_us and best_us when nothing was re-measured.
-    std::map<std::pair<TuningConfig, std::int64_t>, std::vector<double>> measured;
-    for (const auto& run : store.runs_of_context(ctx.id)) {
-      // Runs of one configuration without a rules file: the search and the final phase (verify
-      // and re-measure runs load the file and say "default" for what the file chose).
-      if (run.outcome != RunOutcome::ok || (run.purpose != "search" && run.purpose != "final"))
-        continue;
-      for (const auto& row : run.rows) measured[{run.config, row.size}].push_back(row.avg_us);
-    }
-    // [lowest, highest] of the runs' latencies, null without runs.
-    auto range_of = [](const std::vector<double>& values) {
-      if (values.empty()) return nlohmann::json();
-      const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-      return nlohmann::json::array({*lo, *hi});
-    };
-    const std::string coll = std::string(name(ctx.collective));
-    const std::optional<ContextResult> result = context_result_of(ctx.result);
-    for (const ContextPick& p : result->picks) {
-      const TuningConfig best = p.best;
-      const std::int64_t size = p.msg_size;
-      nlohmann::json entry = {{"collective", coll},
-                              {"comm_size", ctx.comm_size},
-                              {"msg_size", size},
-                              {"best", best},
-                              {"best_name", table.algorithm_name(ctx.collective, best.algorithm)},
-                              {"noise", p.noise},
-                              {"default_within_noise", p.default_within_noise},
-                              {"search_default_us", p.default_us},
-                              {"search_best_us", p.best_us},
-                              {"final_method", p.method_or_median()},
-                              {"source", "measured"},
-                              {"reverted", p.reverted}};
-      if (p.extra.contains("candidate")) entry["candidate"] = p.extra.at("candidate");
-      nlohmann::json default_us = p.default_us;
-      nlohmann::json best_us = p.best_us;
-      // The speed-up and its interval: from the re-measure with the file loaded when there is
-      // one, else from the final phase's pairs. A size left to the default measures the same
-      // thing twice: its speed-up is 1 by construction, the interval shows the noise.
-      nlohmann::json ratio, low, high, pairs = 0, confidence;
-      std::string source = "final";
-      auto row = remeasured_rows.find({coll, ctx.comm_size, size});
-      const bool remeasured =
-          row != remeasured_rows.end() && tuned.count(size) && fixed.count(size);
-      if (remeasured) {
-        source = "remeasure";
-        ratio = number_or_null(row->second, "ratio");
-        low = number_or_null(row->second, "ratio_low");
-        high = number_or_null(row->second, "ratio_high");
-        pairs = row->second.value("pairs", 0);
-        confidence = number_or_null(row->second, "confidence");
-        if (best.is_default()) {
-          std::vector<double> pooled = fixed[size];
-          pooled.insert(pooled.end(), tuned[size].begin(), tuned[size].end());
-          default_us = median(pooled);
-          best_us = median(pooled);
-        } else {
-          default_us = median(fixed[size]);
-          best_us = median(tuned[size]);
-        }
-        entry["remeasure_samples"] = pairs;
-        std::vector<double> pooled = fixed[size];
-        pooled.insert(pooled.end(), tuned[size].begin(), tuned[size].end());
-        entry["default_us_range"] = range_of(best.is_default() ? pooled : fixed[size]);
-        entry["best_us_range"] = range_of(best.is_default() ? pooled : tuned[size]);
-      } else if (p.method == "paired") {
-        ratio = number_or_null(p.extra, "ratio");
-        low = number_or_null(p.extra, "ratio_low");
-        high = number_or_null(p.extra, "ratio_high");
-        pairs = p.extra.value("pairs", 0);
-        confidence = number_or_null(p.extra, "confidence");
-      }
-      if (!remeasured) {
-        entry["default_us_range"] = range_of(measured[{TuningConfig::default_decision(), size}]);
-        entry["best_us_range"] = range_of(measured[{best, size}]);
-      }
-      entry["remeasured"] = remeasured;
-      entry["default_us"] = default_us;
-      entry["best_us"] = best_us;
-      entry["speedup_source"] = source;
-      entry["pairs"] = pairs;
-      entry["confidence"] = confidence;
-      // speedup = default / tuned; its interval is the inverse of the ratio's.
-      if (best.is_default()) {
-        entry["speedup"] = 1.0;
-      } else if (ratio.is_number() && ratio.get<double>() > 0) {
-        entry["speedup"] = 1 / ratio.get<double>();
-      } else {
-        entry["speedup"] =
-            (default_us.is_number() && best_us.is_number() && best_us.get<double>() > 0)
-                ? nlohmann::json(default_us.get<double>() / best_us.get<double>())
-                : nlohmann::json(nullptr);
-      }
-      entry["speedup_low"] = high.is_number() && high.get<double>() > 0
-                                 ? nlohmann::json(1 / high.get<double>())
-                                 : nlohmann::json();
-      entry["speedup_high"] = low.is_number() && low.get<double>() > 0
-                                  ? nlohmann::json(1 / low.get<double>())
-                                  : nlohmann::json();
-      // A tie: the file keeps the default here, or the interval does not exclude 1.
-      entry["tie"] = best.is_default() || !entry["speedup_low"].is_number() ||
-                     entry["speedup_low"].get<double>() <= 1.0;
-      results.push_back(entry);
-    }
-  }
-  std::int64_t runs = 0;
-  double node_seconds = 0;  // each run's benchmark time times the nodes it held
-  std::map<std::int64_t, int> nodes_of;
-  for (const auto& ctx : store.contexts(campaign_id)) nodes_of[ctx.id] = std::max(1, ctx.nodes);
-  const auto jobs = store.jobs(campaign_id);
-  for (const auto& job : jobs) {
-    const auto job_runs = store.runs_of_job(job.id);
-    runs += static_cast<std::int64_t>(job_runs.size());
-    for (const auto& run : job_runs)
-      if (run.provenance.end_time > run.provenance.start_time)
-        node_seconds += (run.provenance.end_time - run.provenance.start_time) *
-                        (nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1);
-  }
-  nlohmann::json rules = nullptr;
-  if (!versions.empty()) {
-    const auto& v = versions.front();
-    nlohmann::json reverted = nlohmann::json::array();
-    for (const auto& version : versions)
-      for (const auto& r : version.verification.value("reverted", nlohmann::json::array()))
-        reverted.push_back(r);
-    rules = {{"version_id", v.id},
-             {"format", v.format},
-             {"loads", v.validation.value("deployable", false)},
-             {"deployable",
-              v.validation.value("deployable", false) && v.verification.value("deployable", false)},
-             {"verdict", v.validation.value("verdict", std::string())},
-             {"verified", v.verification.value("verified", false)},
-             {"verification_skipped", v.verification.value("skipped", false)},
-             {"reason", v.verification.value("reason", std::string())},
-             {"reverted", reverted}};
-  }
-  // Whole-cluster campaigns: the predicted cells (source "predicted", the model's confidence)
-  // beside the measured ones, and per collective what the search did.
-  const nlohmann::json cluster = cluster_report(store.contexts(campaign_id), table);
-  return {{"campaign",
-           {{"id", campaign->id},
-            {"name", campaign->name},
-            {"state", campaign->state},
-            {"spec", campaign->spec},
-            {"error", campaign->error}}},
-          {"contexts", contexts},
-          {"results", results},
-          {"cluster", cluster.is_null() ? cluster : cluster.at("collectives")},
-          {"predicted", cluster.is_null() ? nlohmann::json::array() : cluster.at("predicted")},
-          {"rules", rules},
-          {"cost",
-           {{"jobs", jobs.size()},
-            {"runs", runs},
-            {"benchmark_seconds", campaign_benchmark_seconds(store, campaign_id)},
-            {"node_seconds", node_seconds}}}};
 }
 
 }  // namespace colltune

@@ -26,7 +26,8 @@ class Strategy;
 // Progress (the CLI's progress bar, the daemon's event stream) goes out through an EventSink
 // (server/event_sink.h). Durable: job_started, job_submitted, job_resubmitted (a backend job
 // ended early, e.g. a node failed: payload "reason"), job_done, context_started, context_done,
-// sizes_failed, campaign_state. Transient: run. Emitted on the engine's thread.
+// search_stopped (evaluations, planned, reason: planned, converged, time_budget), sizes_failed,
+// campaign_state. Transient: run. Emitted on the engine's thread.
 
 enum class EngineOutcome { completed, interrupted, failed };
 
@@ -81,10 +82,7 @@ class CampaignEngine {
   std::string error_;
 };
 
-// Builds the report of a campaign from the store: one object per (collective, comm_size,
-// msg_size) with default_us, best {algorithm, segsize, fanout}, best_us, speedup (and noise,
-// algorithm names), plus cost {jobs, runs, benchmark_seconds}.
-nlohmann::json campaign_report(Store& store, std::int64_t campaign_id, const AlgorithmTable& table);
+// The campaign report (campaign_report, build_campaign_report) is in server/report.h.
 
 // Benchmark seconds spent by a campaign's runs (sum of run wall times).
 double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id);

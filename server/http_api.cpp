@@ -10,6 +10,7 @@
 #include "rules/rules_deploy.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/report.h"
 #include "server/final_choice.h"
 #include "server/openapi.h"
 #include "server/rules_deployment.h"
@@ -241,18 +242,26 @@ void add_api_routes(Router& router, ApiContext& api) {
   router.add(
       "GET", "/metrics", Access::read, {}, [&api](const ApiRequest&, httplib::Response& res) {
         api.metrics.set_gauge("colltune_active_campaign_workers",
+                              "Campaigns running now (one worker each).",
                               static_cast<double>(api.campaigns.active_workers()));
-        api.metrics.set_gauge("colltune_event_streams", api.event_streams.load());
+        api.metrics.set_gauge("colltune_event_streams", "Open event streams (GET /api/v1/events).",
+                              api.event_streams.load());
         if (api.http_stats) {
           const HttpGateStats http = api.http_stats();
-          api.metrics.set_gauge("colltune_http_connections_open", http.open);
+          api.metrics.set_gauge("colltune_http_connections_open", "HTTP connections open now.",
+                                http.open);
           api.metrics.set_gauge("colltune_http_connections_accepted",
+                                "HTTP connections accepted since the start.",
                                 static_cast<double>(http.accepted));
           api.metrics.set_gauge("colltune_http_connections_refused",
+                                "HTTP connections refused (all workers busy) since the start.",
                                 static_cast<double>(http.refused_busy));
           api.metrics.set_gauge("colltune_http_head_timeouts",
+                                "Connections closed because the request head came too slowly.",
                                 static_cast<double>(http.head_timeouts));
-          api.metrics.set_gauge("colltune_http_bad_heads", static_cast<double>(http.bad_heads));
+          api.metrics.set_gauge("colltune_http_bad_heads",
+                                "Connections closed on a malformed request head.",
+                                static_cast<double>(http.bad_heads));
         }
         send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
       });

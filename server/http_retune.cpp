@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "server/backend_factory.h"
+#include "server/metrics.h"
 #include "server/retune.h"
 
 namespace colltune {
@@ -75,10 +76,24 @@ void add_retune_routes(Router& router, ApiContext& api) {
                           {"changes", relevant}};
           if (body.contains("sentinel")) payload["sentinel"] = body["sentinel"];
           if (req.principal) payload["requested_by"] = req.principal->name;
-          api.hub.record(d.campaign->id, "retune_started", payload);
+          api.hub.record(d.campaign->id, kRetuneStartedEvent, payload);
         }
         send_json(res, started ? 201 : 200, d.to_json());
       });
+
+  // A sentinel's report (colltune sentinel --server sends every one, regression or not): kept
+  // as an event; /metrics shows the newest verdict and its time.
+  router.add("POST", "/api/v1/sentinel/reports", Access::admin, {},
+             [&api](const ApiRequest& req, httplib::Response& res) {
+               const json body = req.json_body(false);
+               if (!body.is_object() || !body.contains("regression") ||
+                   !body.at("regression").is_boolean())
+                 throw bad_request("a sentinel report is an object with a boolean \"regression\"");
+               json payload = body;
+               if (req.principal) payload["reported_by"] = req.principal->name;
+               api.hub.record(std::nullopt, kSentinelReportEvent, payload);
+               send_json(res, 201, {{"recorded", true}, {"regression", body.at("regression")}});
+             });
 }
 
 }  // namespace colltune

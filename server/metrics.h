@@ -1,6 +1,9 @@
 // Prometheus metrics of the daemon (text exposition format 0.0.4 at GET /metrics): request
-// counts and latency per route, optimizer decision time, events, and counts read from the store
-// at scrape time (campaigns by state, jobs by state, runs by outcome, measurements).
+// counts and latency per route, optimizer decision time, events, and what is read from the
+// store at scrape time (campaigns by state, every state present even at 0; jobs by state; runs
+// by outcome; measurements; the deployed rules version per target; the last sentinel verdict;
+// the last re-tune). Every family has # HELP and # TYPE (promtool check metrics passes);
+// colltune_build_info{version,sqlite} 1 says what is running.
 #pragma once
 
 #include <array>
@@ -40,7 +43,8 @@ class Metrics {
   // Time between a campaign's previous job (or its context's start) and its next search job.
   void observe_decision(double seconds);
   void count_event(const std::string& type);
-  void set_gauge(const std::string& name, double value);
+  // A gauge the caller refreshes before render(); `help` is its # HELP text.
+  void set_gauge(const std::string& name, const std::string& help, double value);
 
   std::string render(Store& store);
 
@@ -50,8 +54,14 @@ class Metrics {
   std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;
   Histogram decision_seconds_;
   std::map<std::string, std::uint64_t> events_;
-  std::map<std::string, double> gauges_;
+  std::map<std::string, std::pair<std::string, double>> gauges_;  // name -> help, value
 };
+
+// The event the daemon records for each sentinel report (POST /api/v1/sentinel): payload
+// {"regression": bool, ...the report}. The metrics read the newest one.
+inline constexpr const char* kSentinelReportEvent = "sentinel_report";
+// The event of a re-tuning campaign started by POST /api/v1/retune.
+inline constexpr const char* kRetuneStartedEvent = "retune_started";
 
 // Escapes a Prometheus label value.
 std::string prometheus_label(const std::string& value);

@@ -759,6 +759,22 @@ std::vector<EventRecord> Store::events_after(std::int64_t after_id, int limit) {
 // ---- Queries of the daemon's REST API and metrics.
 namespace colltune {
 
+std::optional<EventRecord> Store::last_event_of_type(const std::string& type) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, type, payload, time FROM events WHERE type = ? "
+      "ORDER BY id DESC LIMIT 1");
+  s.bind(1, type);
+  if (!s.step()) return std::nullopt;
+  EventRecord e;
+  e.id = s.int64(0);
+  if (!s.is_null(1)) e.campaign_id = s.int64(1);
+  e.type = s.text(2);
+  e.payload = parse_json_column(s.text(3));
+  e.time = s.real(4);
+  return e;
+}
+
 std::int64_t Store::last_event_id() {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare("SELECT coalesce(max(id), 0) FROM events");

@@ -192,6 +192,9 @@ class Store {
 
   // Queries of the daemon's REST API and metrics (paged, newest or oldest first as stated).
   std::int64_t last_event_id();  // 0 when there is none
+  // The newest event of `type` (metrics: last retune, last sentinel verdict); none when there
+  // is none.
+  std::optional<EventRecord> last_event_of_type(const std::string& type);
   // Jobs, oldest first; empty `state` = any, campaign_id 0 = every campaign.
   std::vector<JobRecord> jobs_page(const std::string& state, std::int64_t campaign_id, int limit,
                                    int offset);

@@ -310,4 +310,51 @@ int time_limit_minutes_for(const std::vector<ScriptRun>& runs, int attempts, int
   return std::max(1, static_cast<int>(std::ceil(seconds / 60.0)));
 }
 
+int parse_time_limit_minutes(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&]() {
+    return std::invalid_argument("time limit '" + original +
+                                 "': expected M, M:S, H:M:S, D-H, D-H:M or D-H:M:S");
+  };
+  auto number = [&](std::string_view part) {
+    if (part.empty() || part.size() > 9) throw bad();
+    long long v = 0;
+    for (char c : part) {
+      if (c < '0' || c > '9') throw bad();
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  };
+  long long days = -1;
+  if (const auto dash = text.find('-'); dash != std::string_view::npos) {
+    days = number(text.substr(0, dash));
+    text.remove_prefix(dash + 1);
+  }
+  std::vector<long long> fields;
+  while (true) {
+    const auto colon = text.find(':');
+    fields.push_back(number(text.substr(0, colon)));
+    if (colon == std::string_view::npos) break;
+    text.remove_prefix(colon + 1);
+  }
+  if (fields.size() > 3) throw bad();
+  long long seconds = 0;
+  if (days >= 0) {  // D-H, D-H:M, D-H:M:S
+    seconds = days * 86400 + fields[0] * 3600;
+    if (fields.size() > 1) seconds += fields[1] * 60;
+    if (fields.size() > 2) seconds += fields[2];
+  } else if (fields.size() == 1) {  // M
+    seconds = fields[0] * 60;
+  } else if (fields.size() == 2) {  // M:S
+    seconds = fields[0] * 60 + fields[1];
+  } else {  // H:M:S
+    seconds = fields[0] * 3600 + fields[1] * 60 + fields[2];
+  }
+  if (seconds <= 0) throw std::invalid_argument("time limit '" + original + "' must be positive");
+  const long long minutes = (seconds + 59) / 60;
+  if (minutes > 365LL * 24 * 60)
+    throw std::invalid_argument("time limit '" + original + "' is over a year");
+  return static_cast<int>(minutes);
+}
+
 }  // namespace colltune::slurm

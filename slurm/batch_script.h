@@ -89,4 +89,9 @@ void validate_batch_template(std::string_view template_text);
 int time_limit_minutes_for(const std::vector<ScriptRun>& runs, int attempts, int kill_after_s,
                            double margin = 0.1, double fixed_allowance_s = 60);
 
+// A time limit as sbatch's -t/--time reads it, in whole minutes (seconds round up): "M",
+// "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S". Throws std::invalid_argument naming the text
+// when it is none of these or is not positive ("UNLIMITED" is refused: a run must end).
+int parse_time_limit_minutes(std::string_view text);
+
 }  // namespace colltune::slurm

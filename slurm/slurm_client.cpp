@@ -185,9 +185,17 @@ bool SlurmClient::cancel(std::string_view job_id, std::string* error) {
 
 bool SlurmClient::ping(std::string* detail) {
   auto out = run({commands_.scontrol, "ping"});
-  if (detail)
-    *detail = out.spawn_error.empty() ? last_line(out.stdout_text + "\n" + out.stderr_text)
-                                      : out.spawn_error;
+  if (detail) {
+    // The line naming the controller ("Slurmctld(primary) at HOST is DOWN"), not the banner
+    // of asterisks scontrol prints under it.
+    const std::string all = out.stdout_text + "\n" + out.stderr_text;
+    const auto at = all.find("Slurmctld");
+    *detail = !out.spawn_error.empty() ? out.spawn_error
+              : out.timed_out
+                  ? "no answer within " + std::to_string(static_cast<int>(timeout_s_)) + " s"
+              : at != std::string::npos ? all.substr(at, all.find('\n', at) - at)
+                                        : last_line(all);
+  }
   return out.spawn_error.empty() && !out.timed_out && ping_says_up(out.stdout_text);
 }
 

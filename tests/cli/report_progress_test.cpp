@@ -113,5 +113,77 @@ TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   std::remove(db.c_str());
 }
 
+// Plain lines (logs, cron): each starts with an ISO-8601 UTC time; the end of a search says
+// whether it stopped before its plan, and why.
+TEST(Progress, PlainLinesCarryIsoTimesAndSayWhenTheSearchStopsEarly) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    double now = 1795000000;  // 2026-11-18T...Z
+    ProgressDisplay progress(f, ProgressMode::plain);
+    progress.set_clock([&] { return now; });
+    progress.on_event("context_started",
+                      {{"collective", "bcast"}, {"comm_size", 4}, {"space", 74}, {"planned", 40}});
+    now += 95;
+    progress.on_event("search_stopped", {{"collective", "bcast"},
+                                         {"comm_size", 4},
+                                         {"evaluations", 12},
+                                         {"planned", 40},
+                                         {"reason", "converged"}});
+    progress.on_event("search_stopped", {{"collective", "gather"},
+                                         {"comm_size", 4},
+                                         {"evaluations", 5},
+                                         {"planned", 40},
+                                         {"reason", "time_budget"}});
+  }
+  const std::string text = read_all(f);
+  std::fclose(f);
+  EXPECT_EQ(text.rfind("2026-11-18T", 0), 0u) << text;
+  EXPECT_NE(text.find("Z [bcast P=4] search space 74 configurations, planned 40 evaluations\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[bcast P=4] search stopped early after 12 of 40 planned evaluations "
+                      "(the strategy's stopping rule) in 1m35s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("[gather P=4] search stopped after 5 evaluations: the campaign's "
+                      "benchmark-time budget is spent"),
+            std::string::npos)
+      << text;
+  for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1)
+    EXPECT_EQ(text.compare(at + 19, 2, "Z "), 0) << "a line without its time: " << text.substr(at);
+}
+
+// On a terminal: the redrawn line shows the elapsed time and the ETA of the search.
+TEST(Progress, TerminalLineShowsElapsedAndEta) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    double now = 1795000000;
+    ProgressDisplay progress(f, ProgressMode::terminal);
+    progress.set_clock([&] { return now; });
+    progress.on_event("context_started",
+                      {{"collective", "bcast"}, {"comm_size", 4}, {"space", 74}, {"planned", 10}});
+    const json config = TuningConfig{};
+    for (int i = 0; i < 4; ++i) {
+      now += 30;
+      progress.on_event("run", {{"purpose", "search"}, {"repeat", 0}, {"outcome", "ok"},
+                                {"config", config}});
+    }
+  }
+  const std::string text = read_all(f);
+  std::fclose(f);
+  // 4 of 10 evaluations in 2 minutes: 3 more minutes to go.
+  EXPECT_NE(text.find("4/10 evals  4 runs  2m00s ETA 3m00s"), std::string::npos) << text;
+  EXPECT_EQ(text.find("2026-"), std::string::npos) << "no timestamps on a terminal";
+}
+
+TEST(Progress, DurationsReadAsHoursMinutesSeconds) {
+  EXPECT_EQ(format_duration(42), "42s");
+  EXPECT_EQ(format_duration(185), "3m05s");
+  EXPECT_EQ(format_duration(3720), "1h02m");
+  EXPECT_EQ(format_duration(-3), "0s");
+}
+
 }  // namespace
 }  // namespace colltune

@@ -9,6 +9,7 @@
 #include "core/algorithm_table.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/report.h"
 #include "server/campaign_spec.h"
 #include "server/store.h"
 

@@ -20,6 +20,7 @@
 #include "runner/sim_backend.h"
 #include "server/backend_factory.h"
 #include "server/campaign_engine.h"
+#include "server/report.h"
 #include "server/campaign_spec.h"
 #include "server/job_executor.h"
 #include "server/rules_stage.h"

@@ -251,7 +251,7 @@ TEST(SecurityViewer, ReadsEveryReadRouteAndIsRefusedEveryMutation) {
     }
   }
   EXPECT_GE(reads, 18);
-  EXPECT_EQ(refused, 7);  // create, pause, resume, cancel, deploy, rollback, retune
+  EXPECT_EQ(refused, 8);  // create, pause, resume, cancel, deploy, rollback, retune, sentinel report
   EXPECT_EQ(store_view(d), before) << "a viewer's call changed the store";
 }
 
