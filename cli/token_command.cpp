@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/conventions.h"
 #include "server/auth.h"
 
 namespace colltune {
@@ -50,7 +51,7 @@ void add_token_command(CLI::App& app) {
       ->check(CLI::IsMember({"admin", "viewer"}))
       ->capture_default_str();
   create->add_option("--name", args->name, "Label shown in the daemon's logs (never the token)");
-  create->footer("Exit: 0 printed, 1 error.");
+  set_exit_codes(create, {});
   create->callback([args] { run_token_new(*args); });
 }
 

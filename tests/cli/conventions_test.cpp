@@ -52,7 +52,8 @@ const std::vector<std::vector<std::string>> kCommands = {{"tune"},
                                                          {"rules", "history"},
                                                          {"fingerprint"},
                                                          {"retune"},
-                                                         {"sentinel"}};
+                                                         {"sentinel"},
+                                                         {"token", "new"}};
 
 std::string help_of(const std::vector<std::string>& command) {
   auto args = command;
