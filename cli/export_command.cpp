@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

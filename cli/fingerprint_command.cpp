@@ -14,8 +14,8 @@
 
 #include "cli/commands.h"
 #include "runner/local_backend.h"
-#include "server/fingerprint.h"
-#include "server/retune.h"
+#include "campaign/fingerprint.h"
+#include "campaign/retune.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "server/retune.h"
+#include "campaign/retune.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -18,12 +18,12 @@
 #include "rules/verify.h"
 #include "rules/version_tables.h"
 #include "runner/process.h"
-#include "server/backend_factory.h"
-#include "server/campaign_spec.h"
-#include "server/database_owner.h"
-#include "server/rules_deployment.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/database_owner.h"
+#include "campaign/rules_deployment.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

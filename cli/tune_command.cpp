@@ -13,13 +13,13 @@
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
 #include "optimizer/strategy.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/database_owner.h"
-#include "server/retune.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/database_owner.h"
+#include "campaign/retune.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

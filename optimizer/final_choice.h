@@ -1,5 +1,5 @@
 // The final-choice rule for one message size, shared by the campaign engine
-// (server/final_choice.*) and the optimizer benchmark: from repeated measurements per
+// (campaign/final_choice.*) and the optimizer benchmark: from repeated measurements per
 // configuration, the lowest median wins, but a configuration whose median is within the noise
 // of the best is a tie, and ties go to Open MPI's default first, then to the simpler
 // configuration (fewer knobs, then lower algorithm id). Pure code.

@@ -8,12 +8,12 @@
 
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
-#include "server/database_owner.h"
+#include "campaign/database_owner.h"
 #include "server/events.h"
 #include "server/http_api.h"
 #include "server/http_router.h"
 #include "server/metrics.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace httplib {
 class Server;

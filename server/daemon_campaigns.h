@@ -24,11 +24,11 @@
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
 #include "server/config.h"
-#include "server/campaign_engine.h"
+#include "campaign/campaign_engine.h"
 #include "server/events.h"
-#include "server/job_executor.h"
+#include "campaign/job_executor.h"
 #include "server/metrics.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

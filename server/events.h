@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -8,11 +8,11 @@
 #include <sstream>
 
 #include "rules/rules_deploy.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/final_choice.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/final_choice.h"
 #include "server/openapi.h"
-#include "server/rules_deployment.h"
+#include "campaign/rules_deployment.h"
 
 namespace colltune {
 namespace {

@@ -17,7 +17,7 @@
 #include "server/http_gate.h"
 #include "server/http_router.h"
 #include "server/metrics.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "server/backend_factory.h"
-#include "server/retune.h"
+#include "runner/backend_factory.h"
+#include "campaign/retune.h"
 
 namespace colltune {
 namespace {

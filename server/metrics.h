@@ -11,7 +11,7 @@
 #include <tuple>
 #include <vector>
 
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -8,10 +8,10 @@
 #include "cli/progress.h"
 #include "cli/report_table.h"
 #include "runner/sim_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/store.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "runner/process.h"
-#include "server/database_owner.h"
-#include "server/store.h"
+#include "campaign/database_owner.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "runner/process.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

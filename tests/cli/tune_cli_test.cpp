@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "runner/process.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

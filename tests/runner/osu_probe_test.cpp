@@ -16,9 +16,9 @@
 #include "core/algorithm_table.h"
 #include "osu/osu_command.h"
 #include "runner/local_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

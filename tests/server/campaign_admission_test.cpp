@@ -11,10 +11,10 @@
 
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -7,10 +7,10 @@
 #include <random>
 
 #include "core/algorithm_table.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "server/store.h"
+#include "campaign/store.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {

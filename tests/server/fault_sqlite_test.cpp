@@ -1,6 +1,6 @@
 // The fault suite, part 3: another process holds the write lock of the daemon's SQLite database
 // (BEGIN IMMEDIATE, as `sqlite3 colltune.db` would) for some seconds while a campaign runs.
-// The store waits up to its busy timeout (10 s, server/sqlite.cpp). Expected: a lock shorter
+// The store waits up to its busy timeout (10 s, campaign/sqlite.cpp). Expected: a lock shorter
 // than that delays the daemon and loses nothing; a longer one fails the affected request with a
 // clear error, while the campaign waits with backoff (database_locked events) and, once the
 // lock is gone, goes on by itself and ends exactly as an uninterrupted run with the same seed

@@ -18,12 +18,12 @@
 #include "optimizer/search_space.h"
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "runner/local_backend.h"
-#include "server/sentinel.h"
+#include "campaign/sentinel.h"
 
 namespace colltune {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
-#include "server/store.h"
+#include "campaign/store.h"
 #include "slurm/slurm_client.h"
 #include "tests/server/daemon_test_support.h"
 

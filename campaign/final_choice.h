@@ -38,7 +38,7 @@ SizePick choose_for_size(std::int64_t msg_size,
 #include <optional>
 
 #include "optimizer/paired_test.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "optimizer/strategy.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "rules/rules_deploy.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "runner/backend.h"
-#include "server/fingerprint.h"
-#include "server/store.h"
+#include "campaign/fingerprint.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -1,4 +1,4 @@
-#include "server/context_request.h"
+#include "campaign/context_request.h"
 
 #include <utility>
 

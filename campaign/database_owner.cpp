@@ -1,4 +1,4 @@
-#include "server/database_owner.h"
+#include "campaign/database_owner.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "server/store.h"
+#include "campaign/store.h"
 
 #include <chrono>
 #include <filesystem>

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "runner/backend.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -14,9 +14,9 @@
 
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/store.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

@@ -1,4 +1,4 @@
-#include "server/backend_factory.h"
+#include "runner/backend_factory.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "server/rules_stage.h"
+#include "campaign/rules_stage.h"
 
 #include <spdlog/spdlog.h>
 
@@ -16,9 +16,9 @@
 #include "rules/trace.h"
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
-#include "server/campaign_spec.h"
-#include "server/context_request.h"
-#include "server/final_choice.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/context_request.h"
+#include "campaign/final_choice.h"
 
 namespace colltune {
 namespace {

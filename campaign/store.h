@@ -17,7 +17,7 @@
 #include "core/collective.h"
 #include "core/tuning_config.h"
 #include "runner/backend.h"
-#include "server/sqlite.h"
+#include "campaign/sqlite.h"
 
 namespace colltune {
 

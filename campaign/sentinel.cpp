@@ -1,4 +1,4 @@
-#include "server/sentinel.h"
+#include "campaign/sentinel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 
 #include "core/rng.h"
 #include "rules/rules_model.h"
-#include "server/campaign_spec.h"
+#include "campaign/campaign_spec.h"
 
 namespace colltune {
 namespace fs = std::filesystem;

@@ -11,8 +11,8 @@
 
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "server/job_executor.h"
-#include "server/store.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 
 namespace colltune {
 
@@ -29,7 +29,7 @@ struct RulesStageOptions {
   // rewritten file is validated, verified and re-measured again, at most this many times; the
   // pass after the last one only proves (trace) the rewritten file.
   int remeasure_passes = 2;
-  // The conditions the campaign was tuned under (server/fingerprint.h), stored with the rules
+  // The conditions the campaign was tuned under (campaign/fingerprint.h), stored with the rules
   // version so that `colltune retune --if-changed` can compare; null = not recorded.
   nlohmann::json fingerprint = nullptr;
 };

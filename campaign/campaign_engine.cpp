@@ -1,4 +1,4 @@
-#include "server/campaign_engine.h"
+#include "campaign/campaign_engine.h"
 
 #include <spdlog/spdlog.h>
 
@@ -11,10 +11,10 @@
 
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
-#include "server/context_request.h"
-#include "server/final_choice.h"
-#include "server/job_executor.h"
-#include "server/retune_warm_start.h"
+#include "campaign/context_request.h"
+#include "campaign/final_choice.h"
+#include "campaign/job_executor.h"
+#include "campaign/retune_warm_start.h"
 
 namespace colltune {
 namespace {

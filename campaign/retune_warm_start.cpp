@@ -1,4 +1,4 @@
-#include "server/retune_warm_start.h"
+#include "campaign/retune_warm_start.h"
 
 #include <algorithm>
 

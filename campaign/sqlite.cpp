@@ -1,4 +1,4 @@
-#include "server/sqlite.h"
+#include "campaign/sqlite.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "server/rules_deployment.h"
+#include "campaign/rules_deployment.h"
 
 #include "runner/ompi_info.h"
 

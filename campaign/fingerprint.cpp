@@ -1,4 +1,4 @@
-#include "server/fingerprint.h"
+#include "campaign/fingerprint.h"
 
 #include <algorithm>
 #include <fstream>
@@ -9,8 +9,8 @@
 
 #include "core/ompi_version.h"
 #include "runner/process.h"
-#include "server/auth.h"
-#include "server/store.h"
+#include "core/sha256.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/backend.h"
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

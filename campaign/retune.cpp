@@ -1,4 +1,4 @@
-#include "server/retune.h"
+#include "campaign/retune.h"
 
 #include <cmath>
 #include <cstdio>

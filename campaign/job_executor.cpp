@@ -1,4 +1,4 @@
-#include "server/job_executor.h"
+#include "campaign/job_executor.h"
 
 #include <map>
 #include <set>
