@@ -9,12 +9,12 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "optimizer/search_space.h"
-#include "optimizer/strategy.h"
 #include "campaign/context_request.h"
 #include "campaign/final_choice.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune_warm_start.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
 
 namespace colltune {
 namespace {

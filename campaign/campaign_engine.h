@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/algorithm_table.h"
-#include "runner/backend.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "runner/backend.h"
 
 namespace colltune {
 

@@ -8,10 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/collective.h"
 
@@ -27,9 +26,9 @@ struct ContextSpec {
 };
 
 struct StopSpec {
-  int max_evaluations = 0;        // per context; 0 = strategy default (same as budget)
+  int max_evaluations = 0;           // per context; 0 = strategy default (same as budget)
   double max_benchmark_seconds = 0;  // per campaign; 0 = unlimited
-  bool thesis_rule = false;       // stop when best improved < 1% over the last 15 evaluations
+  bool thesis_rule = false;          // stop when best improved < 1% over the last 15 evaluations
 };
 
 struct CampaignSpec {
@@ -39,15 +38,15 @@ struct CampaignSpec {
   std::int64_t min_size = 4;
   std::int64_t max_size = 1 << 20;
   std::string strategy = "random";
-  int budget = 0;           // evaluations per context in the search; 0 = strategy default
-  int repeats = 1;          // runs per suggested configuration in the search
+  int budget = 0;   // evaluations per context in the search; 0 = strategy default
+  int repeats = 1;  // runs per suggested configuration in the search
   std::uint64_t seed = 1;
-  int iterations = 100;     // OSU -i
-  int warmup = 10;          // OSU -x
-  int batch_size = 8;       // configurations per backend job
-  int final_candidates = 2; // finalists re-measured per message size
-  int final_repeats = 3;    // "median" final phase: runs of each finalist and of the default;
-                            // also the re-measure rounds (tuned/default pairs) of the rules stage
+  int iterations = 100;      // OSU -i
+  int warmup = 10;           // OSU -x
+  int batch_size = 8;        // configurations per backend job
+  int final_candidates = 2;  // finalists re-measured per message size
+  int final_repeats = 3;     // "median" final phase: runs of each finalist and of the default;
+                             // also the re-measure rounds (tuned/default pairs) of the rules stage
   // The final choice (docs/final-choice.md): "paired" = the sequential paired test against the
   // default (optimizer/paired_test.h); "median" = the method before it (finalists re-measured
   // final_repeats times, lowest median within noise), kept to compare the two side by side.
@@ -60,7 +59,7 @@ struct CampaignSpec {
   double run_timeout_s = 120;
   StopSpec stop;
   std::string rules_format = "auto";  // auto (from the Open MPI version), classic, v2, json
-  bool verify = true;       // verify the rules file on the backend and re-measure with it
+  bool verify = true;                 // verify the rules file on the backend and re-measure with it
   // Warm start (re-tuning): the id of an earlier campaign whose per-size best configurations
   // start this search and whose optimizer state is the prior; 0 = cold start.
   std::int64_t warm_start_from = 0;

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "runner/backend.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
+#include "runner/backend.h"
 
 namespace colltune {
 

@@ -37,8 +37,8 @@ SizePick choose_for_size(std::int64_t msg_size,
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "optimizer/paired_test.h"
 #include "campaign/store.h"
+#include "optimizer/paired_test.h"
 
 namespace colltune {
 

@@ -37,6 +37,9 @@
 
 namespace colltune {
 
+// The value of a field that could not be read (the reason is under "unknown", by field path).
+inline constexpr const char* kFingerprintUnknown = "unknown";
+
 // What one command printed. `found` is false when the program does not exist (or was not
 // recorded); `exit_code` is the exit status (128 + signal when killed).
 struct CommandOutput {

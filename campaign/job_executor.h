@@ -5,12 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "runner/backend.h"
 #include "campaign/store.h"
+#include "runner/backend.h"
 
 namespace colltune {
 

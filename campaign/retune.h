@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "runner/backend.h"
 #include "campaign/fingerprint.h"
 #include "campaign/store.h"
+#include "runner/backend.h"
 
 namespace colltune {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "optimizer/strategy.h"
 #include "campaign/store.h"
+#include "optimizer/strategy.h"
 
 namespace colltune {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "rules/rules_deploy.h"
 #include "campaign/store.h"
+#include "rules/rules_deploy.h"
 
 namespace colltune {
 

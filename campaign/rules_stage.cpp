@@ -8,6 +8,9 @@
 #include <map>
 #include <stdexcept>
 
+#include "campaign/campaign_spec.h"
+#include "campaign/context_request.h"
+#include "campaign/final_choice.h"
 #include "core/ompi_version.h"
 #include "optimizer/paired_test.h"
 #include "rules/rules_builder.h"
@@ -16,9 +19,6 @@
 #include "rules/trace.h"
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
-#include "campaign/campaign_spec.h"
-#include "campaign/context_request.h"
-#include "campaign/final_choice.h"
 
 namespace colltune {
 namespace {

@@ -9,10 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/algorithm_table.h"
-#include "runner/backend.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "runner/backend.h"
 
 namespace colltune {
 

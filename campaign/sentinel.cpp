@@ -9,9 +9,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "campaign/campaign_spec.h"
 #include "core/rng.h"
 #include "rules/rules_model.h"
-#include "campaign/campaign_spec.h"
 
 namespace colltune {
 namespace fs = std::filesystem;

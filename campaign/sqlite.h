@@ -38,7 +38,9 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
-  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
   Statement& bind_null(int index);
   template <typename T>
   Statement& bind(int index, const std::optional<T>& value) {

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "campaign/sqlite.h"
 #include "core/collective.h"
 #include "core/tuning_config.h"
 #include "runner/backend.h"
-#include "campaign/sqlite.h"
 
 namespace colltune {
 

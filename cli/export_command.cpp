@@ -7,8 +7,8 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/commands.h"
 #include "campaign/store.h"
+#include "cli/commands.h"
 
 namespace colltune {
 namespace {

@@ -12,10 +12,10 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "cli/commands.h"
-#include "runner/local_backend.h"
 #include "campaign/fingerprint.h"
 #include "campaign/retune.h"
+#include "cli/commands.h"
+#include "runner/local_backend.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "cli/commands.h"
 #include "campaign/retune.h"
+#include "cli/commands.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -8,7 +8,13 @@
 #include <memory>
 #include <sstream>
 
+#include "campaign/campaign_spec.h"
+#include "campaign/database_owner.h"
+#include "campaign/rules_deployment.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 #include "cli/commands.h"
+#include "core/file_text.h"
 #include "core/ompi_version.h"
 #include "rules/rules_deploy.h"
 #include "rules/rules_reader.h"
@@ -17,13 +23,8 @@
 #include "rules/trace.h"
 #include "rules/verify.h"
 #include "rules/version_tables.h"
-#include "runner/process.h"
 #include "runner/backend_factory.h"
-#include "campaign/campaign_spec.h"
-#include "campaign/database_owner.h"
-#include "campaign/rules_deployment.h"
-#include "campaign/rules_stage.h"
-#include "campaign/store.h"
+#include "runner/process.h"
 
 namespace colltune {
 namespace {
@@ -57,11 +58,9 @@ struct RulesArgs {
 };
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_file_text(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  return std::move(*text);
 }
 
 OmpiVersion target_version(const std::string& given) {

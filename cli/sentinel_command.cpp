@@ -13,13 +13,13 @@
 #include <map>
 #include <stdexcept>
 
+#include "campaign/retune.h"
+#include "campaign/sentinel.h"
 #include "cli/commands.h"
 #include "core/ompi_version.h"
 #include "rules/rules_reader.h"
 #include "runner/backend_factory.h"
-#include "campaign/retune.h"
 #include "server/retune_client.h"
-#include "campaign/sentinel.h"
 
 namespace colltune {
 namespace {

@@ -8,18 +8,18 @@
 #include <memory>
 #include <stdexcept>
 
-#include "cli/commands.h"
-#include "cli/progress.h"
-#include "cli/report_table.h"
-#include "core/algorithm_table.h"
-#include "optimizer/strategy.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/database_owner.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "cli/report_table.h"
+#include "core/algorithm_table.h"
+#include "optimizer/strategy.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {

@@ -69,12 +69,12 @@ Sha256Digest sha256(std::string_view data) {
   tail[rest] = 0x80;
   const std::size_t tail_size = rest + 1 + 8 <= 64 ? 64 : 128;
   const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
-  for (int i = 0; i < 8; ++i)
-    tail[tail_size - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
+  for (int i = 0; i < 8; ++i) tail[tail_size - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
   for (std::size_t i = 0; i < tail_size; i += 64) compress(h, tail.data() + i);
   Sha256Digest digest{};
   for (int i = 0; i < 8; ++i)
-    for (int j = 0; j < 4; ++j) digest[4 * i + j] = static_cast<unsigned char>(h[i] >> (24 - 8 * j));
+    for (int j = 0; j < 4; ++j)
+      digest[4 * i + j] = static_cast<unsigned char>(h[i] >> (24 - 8 * j));
   return digest;
 }
 

@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fuzz/fuzz_support.h"
 #include "campaign/campaign_spec.h"
+#include "fuzz/fuzz_support.h"
 
 using namespace colltune;
 

@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <set>
 
-#include "optimizer/strategy.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
+#include "optimizer/strategy.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {

@@ -14,21 +14,20 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
+#include "campaign/campaign_engine.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
 #include "server/config.h"
-#include "campaign/campaign_engine.h"
 #include "server/events.h"
-#include "campaign/job_executor.h"
 #include "server/metrics.h"
-#include "campaign/store.h"
 
 namespace colltune {
 

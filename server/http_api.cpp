@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "rules/rules_deploy.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/final_choice.h"
-#include "server/openapi.h"
 #include "campaign/rules_deployment.h"
+#include "rules/rules_deploy.h"
+#include "runner/backend_factory.h"
+#include "server/openapi.h"
 
 namespace colltune {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "runner/backend_factory.h"
 #include "campaign/retune.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runner/process.h"
 #include "campaign/database_owner.h"
 #include "campaign/store.h"
+#include "runner/process.h"
 
 namespace colltune {
 namespace {

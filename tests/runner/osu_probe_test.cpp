@@ -13,12 +13,12 @@
 #include <random>
 #include <string>
 
-#include "core/algorithm_table.h"
-#include "osu/osu_command.h"
-#include "runner/local_backend.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "osu/osu_command.h"
+#include "runner/local_backend.h"
 
 namespace colltune {
 namespace {

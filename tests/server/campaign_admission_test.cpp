@@ -9,12 +9,12 @@
 #include <fstream>
 #include <random>
 
-#include "runner/local_backend.h"
-#include "runner/sim_backend.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
+#include "runner/backend_factory.h"
+#include "runner/local_backend.h"
+#include "runner/sim_backend.h"
 
 namespace colltune {
 namespace {

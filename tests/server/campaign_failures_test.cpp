@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <random>
 
-#include "core/algorithm_table.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {

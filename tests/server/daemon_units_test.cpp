@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "campaign/store.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/events.h"
 #include "server/metrics.h"
-#include "campaign/store.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {

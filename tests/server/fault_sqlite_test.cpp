@@ -213,8 +213,8 @@ void run_lock_case(double lock_s, int times) {
                "during the lock: " + during + ";" + failures + " final state " + locked.state +
                    ", " + std::to_string(locked.measurements) + "/" +
                    std::to_string(reference.measurements) + " measurements, " +
-                   std::to_string(resumes) + " resume(s), " +
-                   std::to_string(lock_waited_events) + " database_lock_waited event(s), " +
+                   std::to_string(resumes) + " resume(s), " + std::to_string(lock_waited_events) +
+                   " database_lock_waited event(s), " +
                    (same ? "identical to the reference" : "DIFFERENT from the reference"));
 }
 

@@ -14,16 +14,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/algorithm_table.h"
-#include "optimizer/search_space.h"
-#include "runner/local_backend.h"
-#include "runner/sim_backend.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "optimizer/search_space.h"
+#include "runner/backend_factory.h"
+#include "runner/local_backend.h"
+#include "runner/sim_backend.h"
 
 namespace colltune {
 namespace {

@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <limits>
 
-#include "core/algorithm_table.h"
-#include "optimizer/search_space.h"
-#include "runner/sim_backend.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
+#include "optimizer/search_space.h"
+#include "runner/sim_backend.h"
 
 namespace colltune {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runner/local_backend.h"
 #include "campaign/sentinel.h"
+#include "runner/local_backend.h"
 
 namespace colltune {
 namespace {
