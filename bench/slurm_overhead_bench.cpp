@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.h"
 #include "runner/local_backend.h"
 #include "runner/slurm_backend.h"
 
@@ -41,12 +42,6 @@ double seconds_of(const std::function<void()>& f) {
   const auto start = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace

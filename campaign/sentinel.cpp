@@ -11,6 +11,7 @@
 
 #include "campaign/campaign_spec.h"
 #include "core/rng.h"
+#include "core/stats.h"
 #include "rules/rules_model.h"
 
 namespace colltune {
@@ -18,15 +19,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const std::size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
-  const double upper = v[n / 2];
-  if (n % 2) return upper;
-  return 0.5 * (upper + *std::max_element(v.begin(), v.begin() + n / 2));
-}
 
 std::string format_size(std::int64_t bytes) {
   if (bytes >= (1 << 30) && bytes % (1 << 30) == 0) return std::to_string(bytes >> 30) + "G";
@@ -120,7 +112,7 @@ std::vector<SentinelCell> sentinel_cells_from_rules(const RulesModel& model, int
 RatioInterval bootstrap_median_ratio(const std::vector<double>& a, const std::vector<double>& b,
                                      int samples, double confidence, std::uint64_t seed) {
   RatioInterval r;
-  r.ratio = median_of(a) / median_of(b);
+  r.ratio = median(a) / median(b);
   if (a.empty() || b.empty() || samples <= 0) {
     r.low = r.high = r.ratio;
     return r;
@@ -132,7 +124,7 @@ RatioInterval bootstrap_median_ratio(const std::vector<double>& a, const std::ve
   for (int s = 0; s < samples; ++s) {
     for (auto& x : ra) x = a[rng.below(a.size())];
     for (auto& x : rb) x = b[rng.below(b.size())];
-    ratios.push_back(median_of(ra) / median_of(rb));
+    ratios.push_back(median(ra) / median(rb));
   }
   std::sort(ratios.begin(), ratios.end());
   const double tail = (1.0 - confidence) / 2.0;
@@ -224,7 +216,7 @@ SentinelReport run_sentinel(Backend& backend, const SentinelOptions& options,
     if (c.tuned_us.size() < 3 || c.default_us.size() < 3) {
       c.ratio.ratio = c.ratio.low = c.ratio.high = std::numeric_limits<double>::quiet_NaN();
       if (!c.tuned_us.empty() && !c.default_us.empty())
-        c.ratio.ratio = median_of(c.tuned_us) / median_of(c.default_us);
+        c.ratio.ratio = median(c.tuned_us) / median(c.default_us);
       c.verdict = "no_data";
     } else {
       c.ratio = bootstrap_median_ratio(c.tuned_us, c.default_us, options.bootstrap_samples,
@@ -253,8 +245,8 @@ json SentinelReport::to_json() const {
         {{"cell", to_string(c.cell)},
          {"collective", std::string(name(c.cell.collective))},
          {"msg_size", c.cell.msg_size},
-         {"tuned_median_us", number(median_of(c.tuned_us))},
-         {"default_median_us", number(median_of(c.default_us))},
+         {"tuned_median_us", number(median(c.tuned_us))},
+         {"default_median_us", number(median(c.default_us))},
          {"ratio", number(c.ratio.ratio)},
          {"ratio_low", number(c.ratio.low)},
          {"ratio_high", number(c.ratio.high)},
@@ -277,8 +269,8 @@ std::string SentinelReport::to_text() const {
   for (const auto& c : cells) {
     char line[256];
     std::snprintf(line, sizeof line, "%-14s %9s %11s %14s  [%s, %s]%*s%s\n",
-                  to_string(c.cell).c_str(), fixed(median_of(c.tuned_us), 1).c_str(),
-                  fixed(median_of(c.default_us), 1).c_str(), fixed(c.ratio.ratio, 2).c_str(),
+                  to_string(c.cell).c_str(), fixed(median(c.tuned_us), 1).c_str(),
+                  fixed(median(c.default_us), 1).c_str(), fixed(c.ratio.ratio, 2).c_str(),
                   fixed(c.ratio.low, 2).c_str(), fixed(c.ratio.high, 2).c_str(), 4, "",
                   c.verdict.c_str());
     out += line;

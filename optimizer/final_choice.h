@@ -8,12 +8,12 @@
 #include <map>
 #include <vector>
 
+#include "core/stats.h"
 #include "core/tuning_config.h"
 
 namespace colltune {
 
-// Median of samples; NaN when empty.
-double median(std::vector<double> samples);
+// median(): core/stats.h.
 
 // Relative noise of samples: scaled median absolute deviation over the median (a robust
 // standard deviation; 0 for fewer than 2 samples).
