@@ -7,9 +7,9 @@
 #include <iostream>
 #include <memory>
 
+#include "campaign/store.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

@@ -12,11 +12,11 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "campaign/fingerprint.h"
+#include "campaign/retune.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
 #include "runner/local_backend.h"
-#include "server/fingerprint.h"
-#include "server/retune.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -15,8 +15,8 @@
 #include "cli/report_html.h"
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
-#include "server/report.h"
-#include "server/store.h"
+#include "campaign/report.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

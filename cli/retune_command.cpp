@@ -13,9 +13,9 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "campaign/retune.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
-#include "server/retune.h"
 #include "server/retune_client.h"
 
 namespace colltune {

@@ -8,8 +8,14 @@
 #include <memory>
 #include <sstream>
 
+#include "campaign/campaign_spec.h"
+#include "campaign/database_owner.h"
+#include "campaign/rules_deployment.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
+#include "core/file_text.h"
 #include "core/ompi_version.h"
 #include "rules/rules_deploy.h"
 #include "rules/rules_reader.h"
@@ -18,13 +24,8 @@
 #include "rules/trace.h"
 #include "rules/verify.h"
 #include "rules/version_tables.h"
+#include "runner/backend_factory.h"
 #include "runner/process.h"
-#include "server/backend_factory.h"
-#include "server/campaign_spec.h"
-#include "server/database_owner.h"
-#include "server/rules_deployment.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {
@@ -56,6 +57,12 @@ struct RulesArgs {
   std::string db;  // the store holding the rules version (provenance, guard)
   std::int64_t rules_id = 0;
 };
+
+std::string read_text(const std::string& path) {
+  auto text = read_file_text(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  return std::move(*text);
+}
 
 OmpiVersion target_version(const std::string& given) {
   if (!given.empty()) {

@@ -1,4 +1,4 @@
-// `colltune sentinel`: a cheap non-regression check of a deployed rules file (server/sentinel.h):
+// `colltune sentinel`: a cheap non-regression check of a deployed rules file (campaign/sentinel.h):
 // a few (collective, size) cells re-measured with the rules and with Open MPI's default,
 // interleaved, judged with a bootstrap interval. On a regression it asks the daemon to re-tune
 // (--server) like a fingerprint change would.
@@ -13,14 +13,14 @@
 #include <map>
 #include <stdexcept>
 
+#include "campaign/retune.h"
+#include "campaign/sentinel.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
 #include "core/ompi_version.h"
 #include "rules/rules_reader.h"
-#include "server/backend_factory.h"
-#include "server/retune.h"
+#include "runner/backend_factory.h"
 #include "server/retune_client.h"
-#include "server/sentinel.h"
 
 namespace colltune {
 namespace {

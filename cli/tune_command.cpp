@@ -8,6 +8,12 @@
 #include <memory>
 #include <stdexcept>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/database_owner.h"
+#include "campaign/retune.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 #include "cli/cluster_summary.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
@@ -16,17 +22,11 @@
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
 #include "optimizer/strategy.h"
+#include "runner/backend_factory.h"
 #include "runner/slurm_backend.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_lifecycle.h"
-#include "server/campaign_spec.h"
-#include "server/comm_sizes.h"
-#include "server/database_owner.h"
-#include "server/report.h"
-#include "server/retune.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "campaign/campaign_lifecycle.h"
+#include "campaign/comm_sizes.h"
+#include "campaign/report.h"
 #include "slurm/batch_script.h"
 
 namespace colltune {

@@ -1,4 +1,4 @@
-// Fuzzes the campaign JSON spec (server/campaign_spec.h) as the daemon receives it: bytes ->
+// Fuzzes the campaign JSON spec (campaign/campaign_spec.h) as the daemon receives it: bytes ->
 // nlohmann::json::parse -> parse_campaign_spec. Contracts checked: bad specs throw
 // std::invalid_argument only (any other exception escaping is a crash); a spec that parses
 // serialises with to_json and parses back to the same JSON; parse_size_range on the "sizes"
@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "campaign/campaign_spec.h"
 #include "fuzz/fuzz_support.h"
-#include "server/campaign_spec.h"
 
 using namespace colltune;
 

@@ -6,13 +6,6 @@
 
 namespace colltune {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double relative_noise(const std::vector<double>& samples) {
   if (samples.size() < 2) return 0;
   // Scaled median absolute deviation: one scheduler hiccup does not inflate it.

@@ -1,5 +1,5 @@
 // The final-choice rule for one message size, shared by the campaign engine
-// (server/final_choice.*) and the optimizer benchmark: from repeated measurements per
+// (campaign/final_choice.*) and the optimizer benchmark: from repeated measurements per
 // configuration, the lowest median wins, but a configuration whose median is within the noise
 // of the best is a tie, and ties go to Open MPI's default first, then to the simpler
 // configuration (fewer knobs, then lower algorithm id). Pure code.
@@ -8,12 +8,12 @@
 #include <map>
 #include <vector>
 
+#include "core/stats.h"
 #include "core/tuning_config.h"
 
 namespace colltune {
 
-// Median of samples; NaN when empty.
-double median(std::vector<double> samples);
+// median(): core/stats.h.
 
 // Relative noise of samples: scaled median absolute deviation over the median (a robust
 // standard deviation; 0 for fewer than 2 samples).

@@ -4,18 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/stats.h"
+
 namespace colltune {
-namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
-
 void Observations::add(const Evaluation& e) {
   ++evaluation_count_;
   evaluated_.insert(e.config);
@@ -30,7 +21,7 @@ double Observations::median(const TuningConfig& config, std::int64_t msg_size) c
   if (it == latencies_.end()) return std::numeric_limits<double>::quiet_NaN();
   auto s = it->second.find(msg_size);
   if (s == it->second.end()) return std::numeric_limits<double>::quiet_NaN();
-  return median_of(s->second);
+  return colltune::median(s->second);
 }
 
 std::size_t Observations::count(const TuningConfig& config, std::int64_t msg_size) const {

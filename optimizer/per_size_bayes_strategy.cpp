@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "core/seed.h"
 #include "optimizer/dense_gp.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/latin_hypercube.h"
@@ -19,14 +20,6 @@ namespace {
 constexpr int kMaxPerSize = 150;  // thesis cap
 constexpr int kWindow = 15;       // thesis: < 1 % improvement over the last 15
 constexpr double kMinImprovement = 0.01;
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
-  std::uint64_t x = seed ^ (salt * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 29;
-  return x;
-}
 
 Eigen::MatrixXd rbf(const std::vector<Eigen::Vector3d>& a, const std::vector<Eigen::Vector3d>& b,
                     double signal, double length, Eigen::MatrixXd* d_length) {

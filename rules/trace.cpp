@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.h"
+
 namespace colltune {
 namespace {
 
@@ -197,11 +199,9 @@ TraceData read_trace_dir(const std::filesystem::path& dir) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& path : files) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read trace file " + path.string());
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    TraceData one = parse_trace_text(buffer.str(), path.string());
+    const auto text = read_file_text(path);
+    if (!text) throw std::runtime_error("cannot read trace file " + path.string());
+    TraceData one = parse_trace_text(*text, path.string());
     all.records.insert(all.records.end(), one.records.begin(), one.records.end());
     all.files.push_back(path.string());
     all.dropped += one.dropped;

@@ -9,7 +9,9 @@
 #include <stdexcept>
 
 #include "core/algorithm_table.h"
+#include "core/file_text.h"
 #include "core/rng.h"
+#include "core/text.h"
 #include "runner/local_backend.h"
 #include "runner/mca.h"
 #include "runner/process.h"
@@ -50,13 +52,6 @@ std::vector<std::string> split_csv_line(std::string_view line) {
   return fields;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return std::string(s);
-}
-
 template <typename T>
 std::optional<T> parse_number(const std::string& text) {
   T value{};
@@ -91,11 +86,9 @@ TuningConfig ReplayDataset::canonical(Collective collective, const TuningConfig&
 }
 
 ReplayDataset ReplayDataset::load_csv(const std::filesystem::path& path, const Filter& where) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot open replay landscape " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_csv(text.str(), where, path.string());
+  const auto text = read_file_text(path);
+  if (!text) throw std::invalid_argument("cannot open replay landscape " + path.string());
+  return parse_csv(*text, where, path.string());
 }
 
 ReplayDataset ReplayDataset::parse_csv(std::string_view text, const Filter& where,
@@ -112,8 +105,8 @@ ReplayDataset ReplayDataset::parse_csv(std::string_view text, const Filter& wher
   std::vector<std::string> header;
   while (std::getline(in, line)) {
     ++line_number;
-    if (!trim(line).empty()) {
-      for (auto& h : split_csv_line(line)) header.push_back(trim(h));
+    if (!trim_copy(line).empty()) {
+      for (auto& h : split_csv_line(line)) header.push_back(trim_copy(h));
       break;
     }
   }
@@ -154,9 +147,9 @@ ReplayDataset ReplayDataset::parse_csv(std::string_view text, const Filter& wher
 
   while (std::getline(in, line)) {
     ++line_number;
-    if (trim(line).empty()) continue;
+    if (trim_copy(line).empty()) continue;
     auto fields = split_csv_line(line);
-    for (auto& f : fields) f = trim(f);
+    for (auto& f : fields) f = trim_copy(f);
     if (fields.size() < header.size()) fail("row has fewer fields than the header");
     bool keep = true;
     for (const auto& [i, value] : filters)

@@ -9,18 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sha256.h"
+
 namespace colltune {
 
 // viewer: reads. admin: reads and every mutating call.
 enum class Role { viewer = 1, admin = 2 };
 std::string_view to_string(Role role);
 std::optional<Role> parse_role(std::string_view text);
-
-using Sha256Digest = std::array<unsigned char, 32>;
-Sha256Digest sha256(std::string_view data);
-std::string to_hex(const Sha256Digest& digest);
-// 64 hex digits (either case) -> digest; nullopt otherwise.
-std::optional<Sha256Digest> parse_sha256_hex(std::string_view hex);
 
 // A new token: 32 bytes from the kernel's random source (getrandom), base64url without padding
 // (43 characters, all valid in a bearer credential, never starting with '-'). Throws

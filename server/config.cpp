@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "server/backend_factory.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {

@@ -6,14 +6,14 @@
 #include <string>
 #include <thread>
 
+#include "campaign/database_owner.h"
+#include "campaign/store.h"
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
-#include "server/database_owner.h"
 #include "server/events.h"
 #include "server/http_api.h"
 #include "server/http_router.h"
 #include "server/metrics.h"
-#include "server/store.h"
 
 namespace httplib {
 class Server;

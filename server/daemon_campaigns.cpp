@@ -7,14 +7,14 @@
 #include <filesystem>
 #include <set>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/retune.h"
+#include "campaign/rules_stage.h"
 #include "optimizer/strategy.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_lifecycle.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/retune.h"
-#include "server/rules_stage.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_lifecycle.h"
 
 namespace colltune {
 namespace {

@@ -20,15 +20,15 @@
 #include <string>
 #include <thread>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_lifecycle.h"
+#include "campaign/campaign_lifecycle.h"
 #include "server/config.h"
 #include "server/events.h"
-#include "server/job_executor.h"
 #include "server/metrics.h"
-#include "server/store.h"
 
 namespace colltune {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "server/event_sink.h"
-#include "server/store.h"
+#include "campaign/store.h"
+#include "campaign/event_sink.h"
 
 namespace colltune {
 

@@ -11,13 +11,13 @@
 #include <mutex>
 #include <string>
 
+#include "campaign/store.h"
 #include "server/config.h"
 #include "server/daemon_campaigns.h"
 #include "server/events.h"
 #include "server/http_gate.h"
 #include "server/http_router.h"
 #include "server/metrics.h"
-#include "server/store.h"
 
 namespace colltune {
 

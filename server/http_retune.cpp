@@ -2,9 +2,9 @@
 
 #include <stdexcept>
 
-#include "server/backend_factory.h"
+#include "campaign/retune.h"
+#include "runner/backend_factory.h"
 #include "server/metrics.h"
-#include "server/retune.h"
 
 namespace colltune {
 namespace {

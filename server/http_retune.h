@@ -1,4 +1,4 @@
-// REST routes of re-tuning (see server/retune.h), declared on the daemon's router:
+// REST routes of re-tuning (see campaign/retune.h), declared on the daemon's router:
 //   GET  /api/v1/fingerprint[?backend=NAME]  the current fingerprint of a configured backend's
 //        target (default: the backend of the deployed rules' campaign, else the first one)
 //   POST /api/v1/retune  {"if_changed", "max_age_days", "force", "reason", "rules_version_id",

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <iterator>
 
-#include "server/sqlite.h"
+#include "campaign/sqlite.h"
 
 namespace colltune {
 namespace {

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "server/store.h"
+#include "campaign/store.h"
 
 namespace colltune {
 

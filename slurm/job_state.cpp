@@ -4,6 +4,8 @@
 #include <charconv>
 #include <utility>
 
+#include "core/text.h"
+
 namespace colltune::slurm {
 namespace {
 
@@ -36,14 +38,6 @@ constexpr std::array<StateName, 21> kStates{{
     {JobState::revoked, "REVOKED", "RV"},
     {JobState::special_exit, "SPECIAL_EXIT", "SE"},
 }};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 }  // namespace
 

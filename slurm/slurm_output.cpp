@@ -2,41 +2,10 @@
 
 #include <charconv>
 
+#include "core/text.h"
+
 namespace colltune::slurm {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
-    s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    auto pos = text.find(sep, start);
-    if (pos == std::string_view::npos) {
-      parts.push_back(text.substr(start));
-      return parts;
-    }
-    parts.push_back(text.substr(start, pos - start));
-    start = pos + 1;
-  }
-}
-
-std::vector<std::string_view> lines_of(std::string_view text) {
-  std::vector<std::string_view> out;
-  for (auto line : split(text, '\n')) {
-    line = trim(line);
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
 
 bool all_digits(std::string_view s) {
   if (s.empty()) return false;
@@ -53,7 +22,7 @@ bool contains(std::string_view haystack, std::string_view needle) {
 
 std::optional<std::string> parse_sbatch_parsable(std::string_view stdout_text) {
   // sbatch may print warnings on stdout before the id on some sites: take the last line.
-  auto lines = lines_of(stdout_text);
+  auto lines = nonblank_lines(stdout_text);
   if (lines.empty()) return std::nullopt;
   auto last = lines.back();
   auto id = last.substr(0, last.find(';'));
@@ -62,7 +31,7 @@ std::optional<std::string> parse_sbatch_parsable(std::string_view stdout_text) {
 }
 
 std::optional<QueueEntry> parse_squeue(std::string_view stdout_text, std::string_view job_id) {
-  for (auto line : lines_of(stdout_text)) {
+  for (auto line : nonblank_lines(stdout_text)) {
     auto first = line.find('|');
     if (first == std::string_view::npos) continue;
     auto second = line.find('|', first + 1);
@@ -77,7 +46,7 @@ std::optional<QueueEntry> parse_squeue(std::string_view stdout_text, std::string
 
 std::optional<AccountingRecord> parse_sacct(std::string_view stdout_text, std::string_view job_id) {
   std::optional<AccountingRecord> found;
-  for (auto line : lines_of(stdout_text)) {
+  for (auto line : nonblank_lines(stdout_text)) {
     auto fields = split(line, '|');
     if (fields.size() < 8 || trim(fields[0]) != job_id) continue;
     auto state = parse_job_state(fields[2]);
@@ -120,7 +89,7 @@ std::optional<NamedJob> named_job(const std::vector<std::string_view>& fields,
 
 std::vector<NamedJob> parse_squeue_named(std::string_view stdout_text, std::string_view name) {
   std::vector<NamedJob> jobs;
-  for (auto line : lines_of(stdout_text)) {
+  for (auto line : nonblank_lines(stdout_text)) {
     auto fields = split(line, '|');
     auto job = named_job(fields, name);
     if (!job) continue;
@@ -132,7 +101,7 @@ std::vector<NamedJob> parse_squeue_named(std::string_view stdout_text, std::stri
 
 std::vector<NamedJob> parse_sacct_named(std::string_view stdout_text, std::string_view name) {
   std::vector<NamedJob> jobs;
-  for (auto line : lines_of(stdout_text)) {
+  for (auto line : nonblank_lines(stdout_text)) {
     auto fields = split(line, '|');
     auto job = named_job(fields, name);
     if (!job) continue;
@@ -178,7 +147,7 @@ bool ping_says_up(std::string_view stdout_text) { return contains(stdout_text, "
 
 std::vector<NodeInfo> parse_sinfo_nodes(std::string_view stdout_text) {
   std::vector<NodeInfo> nodes;
-  for (auto line : lines_of(stdout_text)) {
+  for (auto line : nonblank_lines(stdout_text)) {
     auto fields = split(line, '|');
     if (fields.size() < 4) continue;
     NodeInfo n;

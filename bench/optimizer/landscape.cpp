@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/stats.h"
 #include "optimizer/search_space.h"
 
 namespace colltune::bench {
@@ -35,12 +36,6 @@ std::vector<std::string> split_csv(const std::string& line) {
   }
   out.push_back(field);
   return out;
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Per size, the default and the configuration the fixed decision runs there get the union
@@ -155,13 +150,13 @@ std::vector<Landscape> load_landscapes(const std::string& path, const AlgorithmT
       for (auto& [size, p] : per_size) {
         sizes.push_back(size);
         p.drawn = p.repeats;
-        p.truth = median_of(p.repeats);
+        p.truth = colltune::median(p.repeats);
         if (holdout_truth && p.repeats.size() > 1) {
           std::vector<double> held_in, held_out;
           for (std::size_t i = 0; i < p.repeats.size(); ++i)
             (i % 2 == 0 ? held_in : held_out).push_back(p.repeats[i]);
           p.drawn = held_in;
-          p.truth = median_of(held_out);
+          p.truth = colltune::median(held_out);
         }
         if (p.repeats.size() > 1) {
           double mean = 0, ss = 0;

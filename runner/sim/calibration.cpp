@@ -7,18 +7,12 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/stats.h"
 #include "runner/sim/collective_schedules.h"
 
 namespace colltune::sim {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();

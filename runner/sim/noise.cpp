@@ -85,19 +85,6 @@ double standard_normal(Rng& rng) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t value) {
-  std::uint64_t z = seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t mix_seed(std::uint64_t seed, std::string_view text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  return mix_seed(seed, h);
-}
-
 RunNoise::RunNoise(const NoiseModel& model, std::uint64_t run_seed)
     : model_(model), rng_(run_seed) {
   if (model_.run_sigma > 0) run_factor_ = std::exp(model_.run_sigma * standard_normal(rng_));

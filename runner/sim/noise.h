@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/rng.h"
+#include "core/seed.h"
 
 namespace colltune::sim {
 
@@ -34,9 +35,8 @@ struct NoiseModel {
 // A standard normal draw from Rng (Box-Muller), identical on every platform.
 double standard_normal(Rng& rng);
 
-// Mixes values into a seed (splitmix64), for independent, order-free streams per run.
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t value);
-std::uint64_t mix_seed(std::uint64_t seed, std::string_view text);
+// Seeds of independent, order-free streams per run: core/seed.h.
+using colltune::mix_seed;
 
 // The noise of one run: construct with the run's own seed, then ask for each size in order.
 class RunNoise {

@@ -20,9 +20,9 @@
 #include "cli/report_file.h"
 #include "core/algorithm_table.h"
 #include "runner/sim_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 #include "tests/rules/process_runner.h"
 
 namespace colltune {

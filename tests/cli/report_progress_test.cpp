@@ -5,13 +5,13 @@
 #include <cstdio>
 #include <string>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/store.h"
 #include "cli/progress.h"
 #include "cli/report_table.h"
 #include "runner/sim_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "campaign/database_owner.h"
+#include "campaign/store.h"
 #include "runner/process.h"
-#include "server/database_owner.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

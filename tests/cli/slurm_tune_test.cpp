@@ -1,15 +1,14 @@
 // `colltune tune --backend slurm` on the real single-node dev cluster (slurm/dev-cluster start):
 // a campaign of two collectives completes through sbatch, its jobs carry Slurm job ids, its
 // measurements have the shape of a local run, and the rules file verifies.
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "campaign/store.h"
 #include "runner/process.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {
@@ -20,15 +19,40 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
   auto ping = run_process({"scontrol", "ping"}, {.timeout_s = 10});
   if (!ping.succeeded() || ping.stdout_text.find("is UP") == std::string::npos)
     GTEST_SKIP() << "no Slurm controller answers `scontrol ping` (slurm/dev-cluster start)";
-  const fs::path dir = fs::temp_directory_path() / ("colltune-slurm-tune-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("colltune-slurm-tune-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string db = (dir / "t.db").string();
-  auto r = run_process({COLLTUNE_BINARY, "tune", "--backend", "slurm", "--collectives", "bcast,gather",
-                        "--np", "4", "--sizes", "4:1024", "--strategy", "random", "--budget", "3",
-                        "--iterations", "20", "--warmup", "2", "--batch-size", "3",
-                        "--final-repeats", "2", "--osu-dir", COLLTUNE_OSU_BENCH_DIR, "--db", db,
-                        "--rules-out", (dir / "rules.conf").string(), "--report-out",
+  auto r = run_process({COLLTUNE_BINARY,
+                        "tune",
+                        "--backend",
+                        "slurm",
+                        "--collectives",
+                        "bcast,gather",
+                        "--np",
+                        "4",
+                        "--sizes",
+                        "4:1024",
+                        "--strategy",
+                        "random",
+                        "--budget",
+                        "3",
+                        "--iterations",
+                        "20",
+                        "--warmup",
+                        "2",
+                        "--batch-size",
+                        "3",
+                        "--final-repeats",
+                        "2",
+                        "--osu-dir",
+                        COLLTUNE_OSU_BENCH_DIR,
+                        "--db",
+                        db,
+                        "--rules-out",
+                        (dir / "rules.conf").string(),
+                        "--report-out",
                         (dir / "report.json").string()},
                        {.timeout_s = 600});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;

@@ -1,21 +1,20 @@
 // `colltune tune` end to end with the local backend: real mpirun, real bundled benchmark,
 // real SQLite. Small settings keep each test well under a minute on 2 cores.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
-#include <fstream>
 #include <thread>
 
+#include "campaign/store.h"
 #include "runner/process.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {
@@ -34,15 +33,34 @@ class TuneCliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<std::string> tune_args(const std::string& collectives, int budget) {
-    return {COLLTUNE_BINARY, "tune",        "--backend",    "local",
-            "--collectives", collectives,   "--np",         "4",
-            "--sizes",       "4:4096",      "--strategy",   "random",
-            "--budget",      std::to_string(budget), "--iterations", "20",
-            "--warmup",      "2",           "--final-repeats", "2",
-            "--batch-size",  "2",
-            "--db",          (dir_ / "t.db").string(),
-            "--rules-out",   (dir_ / "rules.conf").string(),
-            "--report-out",  (dir_ / "report.json").string()};
+    return {COLLTUNE_BINARY,
+            "tune",
+            "--backend",
+            "local",
+            "--collectives",
+            collectives,
+            "--np",
+            "4",
+            "--sizes",
+            "4:4096",
+            "--strategy",
+            "random",
+            "--budget",
+            std::to_string(budget),
+            "--iterations",
+            "20",
+            "--warmup",
+            "2",
+            "--final-repeats",
+            "2",
+            "--batch-size",
+            "2",
+            "--db",
+            (dir_ / "t.db").string(),
+            "--rules-out",
+            (dir_ / "rules.conf").string(),
+            "--report-out",
+            (dir_ / "report.json").string()};
   }
 
   struct Interrupted {
@@ -105,8 +123,8 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
   auto report = nlohmann::json::parse(in);
   ASSERT_EQ(report.at("results").size(), 2u * 11u);  // 4 B .. 4 KiB = 11 sizes
   for (const auto& row : report.at("results")) {
-    for (const char* key : {"collective", "comm_size", "msg_size", "default_us", "best", "best_us",
-                            "speedup"})
+    for (const char* key :
+         {"collective", "comm_size", "msg_size", "default_us", "best", "best_us", "speedup"})
       EXPECT_TRUE(row.contains(key)) << key;
     EXPECT_GT(row.at("best_us").get<double>(), 0);
     EXPECT_TRUE(row.at("best").contains("algorithm"));
@@ -175,8 +193,8 @@ std::vector<std::string> resume_hint_argv(const std::string& stderr_text) {
   const std::string marker = "Resume with: ";
   const auto at = stderr_text.find(marker);
   if (at == std::string::npos) return {};
-  std::istringstream line(stderr_text.substr(at + marker.size(),
-                                             stderr_text.find('\n', at) - at - marker.size()));
+  std::istringstream line(
+      stderr_text.substr(at + marker.size(), stderr_text.find('\n', at) - at - marker.size()));
   std::vector<std::string> argv;
   for (std::string word; line >> word;) argv.push_back(word);
   if (!argv.empty() && argv[0] == "colltune") argv[0] = COLLTUNE_BINARY;
@@ -193,13 +211,34 @@ TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
     std::ofstream cfg(dir_ / "sim.json");
     cfg << R"({"pace": 0.05, "seed": 7})";
   }
-  std::vector<std::string> args = {
-      COLLTUNE_BINARY, "tune",  "--backend", "sim", "--profile", "pise",
-      "--backend-config", (dir_ / "sim.json").string(), "--np", "576",
-      "--collectives", "bcast,allreduce", "--sizes", "4:64K", "--strategy", "random",
-      "--budget", "12", "--batch-size", "2", "--final-repeats", "2", "--db", db,
-      "--rules-out", (dir_ / "sim-rules.conf").string(),
-      "--report-out", (dir_ / "sim-report.json").string()};
+  std::vector<std::string> args = {COLLTUNE_BINARY,
+                                   "tune",
+                                   "--backend",
+                                   "sim",
+                                   "--profile",
+                                   "pise",
+                                   "--backend-config",
+                                   (dir_ / "sim.json").string(),
+                                   "--np",
+                                   "576",
+                                   "--collectives",
+                                   "bcast,allreduce",
+                                   "--sizes",
+                                   "4:64K",
+                                   "--strategy",
+                                   "random",
+                                   "--budget",
+                                   "12",
+                                   "--batch-size",
+                                   "2",
+                                   "--final-repeats",
+                                   "2",
+                                   "--db",
+                                   db,
+                                   "--rules-out",
+                                   (dir_ / "sim-rules.conf").string(),
+                                   "--report-out",
+                                   (dir_ / "sim-report.json").string()};
   const auto err_path = dir_ / "stderr.txt";
   const auto [runs_before, status] = run_and_interrupt(args, db, err_path);
   ASSERT_GE(runs_before, 2);
@@ -229,10 +268,28 @@ TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
 
 TEST_F(TuneCliTest, ResumeOnAnotherBackendOrWithOtherSettingsIsRefused) {
   const auto db = (dir_ / "r.db").string();
-  auto created = run_process({COLLTUNE_BINARY, "tune", "--backend", "sim", "--profile", "pise",
-                              "--np", "8", "--collectives", "bcast", "--sizes", "4:64",
-                              "--strategy", "random", "--budget", "2", "--final-repeats", "1",
-                              "--db", db, "--rules-out", (dir_ / "r.conf").string()},
+  auto created = run_process({COLLTUNE_BINARY,
+                              "tune",
+                              "--backend",
+                              "sim",
+                              "--profile",
+                              "pise",
+                              "--np",
+                              "8",
+                              "--collectives",
+                              "bcast",
+                              "--sizes",
+                              "4:64",
+                              "--strategy",
+                              "random",
+                              "--budget",
+                              "2",
+                              "--final-repeats",
+                              "1",
+                              "--db",
+                              db,
+                              "--rules-out",
+                              (dir_ / "r.conf").string()},
                              {.timeout_s = 120});
   ASSERT_EQ(created.exit_code, 0) << created.stderr_text;
   std::int64_t runs = 0;
@@ -241,16 +298,16 @@ TEST_F(TuneCliTest, ResumeOnAnotherBackendOrWithOtherSettingsIsRefused) {
     store.set_campaign_state(1, "paused", "test");
     runs = store.count_runs(1);
   }
-  auto local = run_process(
-      {COLLTUNE_BINARY, "tune", "--backend", "local", "--db", db, "--resume", "1"},
-      {.timeout_s = 60});
+  auto local =
+      run_process({COLLTUNE_BINARY, "tune", "--backend", "local", "--db", db, "--resume", "1"},
+                  {.timeout_s = 60});
   EXPECT_NE(local.exit_code, 0);
   EXPECT_NE(local.stderr_text.find("runs on backend 'sim'; it cannot be resumed on 'local'"),
             std::string::npos)
       << local.stderr_text;
-  auto profile = run_process(
-      {COLLTUNE_BINARY, "tune", "--profile", "hpc64x128", "--db", db, "--resume", "1"},
-      {.timeout_s = 60});
+  auto profile =
+      run_process({COLLTUNE_BINARY, "tune", "--profile", "hpc64x128", "--db", db, "--resume", "1"},
+                  {.timeout_s = 60});
   EXPECT_NE(profile.exit_code, 0);
   EXPECT_NE(profile.stderr_text.find("was created with backend settings"), std::string::npos)
       << profile.stderr_text;
@@ -263,9 +320,11 @@ TEST_F(TuneCliTest, RejectsBadArgumentsClearly) {
                         (dir_ / "x.db").string()},
                        {.timeout_s = 30});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.stderr_text.find("unknown collective 'nonsense'"), std::string::npos) << r.stderr_text;
-  auto s = run_process({COLLTUNE_BINARY, "tune", "--sizes", "1M:4", "--db", (dir_ / "x.db").string()},
-                       {.timeout_s = 30});
+  EXPECT_NE(r.stderr_text.find("unknown collective 'nonsense'"), std::string::npos)
+      << r.stderr_text;
+  auto s =
+      run_process({COLLTUNE_BINARY, "tune", "--sizes", "1M:4", "--db", (dir_ / "x.db").string()},
+                  {.timeout_s = 30});
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.stderr_text.find("sizes"), std::string::npos) << s.stderr_text;
 }

@@ -11,29 +11,14 @@
 #include <vector>
 
 #include "core/collective.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under /tmp, removed with its contents at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "colltune-osu-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using colltune::testing::TempDir;
 
 void write_file(const fs::path& path, const std::string& bytes, bool executable) {
   fs::create_directories(path.parent_path());

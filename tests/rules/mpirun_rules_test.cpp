@@ -14,13 +14,13 @@
 #include <sstream>
 
 #include "core/fixed_decision.h"
-#include "process_runner.h"
 #include "rules/rules_builder.h"
 #include "rules/rules_validate.h"
 #include "rules/rules_writer.h"
 #include "rules/trace.h"
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
+#include "tests/support/process_runner.h"
 
 namespace colltune {
 namespace {

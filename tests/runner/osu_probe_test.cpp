@@ -13,12 +13,12 @@
 #include <random>
 #include <string>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "osu/osu_command.h"
 #include "runner/local_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

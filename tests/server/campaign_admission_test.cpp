@@ -9,12 +9,12 @@
 #include <fstream>
 #include <random>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
+#include "runner/backend_factory.h"
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

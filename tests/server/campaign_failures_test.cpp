@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <random>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/report.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/report.h"
 
 namespace colltune {
 namespace {

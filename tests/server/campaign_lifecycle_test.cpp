@@ -2,14 +2,14 @@
 // final state is set by run_campaign, every event goes through the sink (durable ones stored
 // once, transient ones never), an interruption ends as the caller asks. And the context result
 // type keeps what the store holds.
-#include "server/campaign_lifecycle.h"
+#include "campaign/campaign_lifecycle.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "server/backend_factory.h"
-#include "server/context_result.h"
+#include "runner/backend_factory.h"
+#include "campaign/context_result.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/recording_event_sink.h"
 

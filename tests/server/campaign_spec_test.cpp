@@ -1,4 +1,4 @@
-#include "server/campaign_spec.h"
+#include "campaign/campaign_spec.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "server/store.h"
+#include "campaign/store.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {
@@ -61,8 +61,11 @@ std::string campaign_state(const std::string& url, std::int64_t id) {
 // Everything that must be equal between the interrupted and the uninterrupted campaign.
 struct Outcome {
   std::string state;
-  std::vector<std::tuple<std::string, std::string, std::string, json>> jobs;  // tag, purpose, state, request
-  std::map<std::string, std::map<std::pair<std::size_t, int>, std::vector<std::pair<std::int64_t, double>>>> runs;
+  std::vector<std::tuple<std::string, std::string, std::string, json>>
+      jobs;  // tag, purpose, state, request
+  std::map<std::string,
+           std::map<std::pair<std::size_t, int>, std::vector<std::pair<std::int64_t, double>>>>
+      runs;
   std::size_t run_count = 0;
   std::int64_t measurements = 0;
   std::vector<json> results;  // per context: picks
@@ -81,7 +84,8 @@ Outcome read_outcome(const std::string& db, std::int64_t id) {
     for (const auto& run : store.runs_of_job(job.id)) {
       ++o.run_count;
       auto& rows = o.runs[job.tag][{run.config_index, run.repeat}];
-      EXPECT_TRUE(rows.empty()) << job.tag << " run " << run.config_index << "/" << run.repeat << " stored twice";
+      EXPECT_TRUE(rows.empty()) << job.tag << " run " << run.config_index << "/" << run.repeat
+                                << " stored twice";
       for (const auto& row : run.rows) rows.emplace_back(row.size, row.avg_us);
     }
   }
@@ -114,7 +118,8 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
     id = json::parse(res->body).at("id").get<std::int64_t>();
     auto c = wait_for_state(client, id, {"done", "failed"}, std::chrono::seconds(240));
     ASSERT_EQ(c.at("state"), "done") << c.dump() << daemon.log();
-    reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    reference_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     daemon.stop(SIGTERM);
   }
 
@@ -150,26 +155,32 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
     ++kills;
     ASSERT_LT(kills, 400) << "the campaign does not get anywhere between kills";
   }
-  const double killed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[ figures  ] reference %.1f s; killed run: %d SIGKILLs, %d daemon starts, %.1f s (rng seed %u)\n",
-              reference_seconds, kills, lives, killed_seconds, seed);
-  EXPECT_GE(kills, 10) << "too few kills landed before the campaign ended (rng seed " << seed << ")";
+  const double killed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "[ figures  ] reference %.1f s; killed run: %d SIGKILLs, %d daemon starts, %.1f s (rng seed "
+      "%u)\n",
+      reference_seconds, kills, lives, killed_seconds, seed);
+  EXPECT_GE(kills, 10) << "too few kills landed before the campaign ended (rng seed " << seed
+                       << ")";
 
   const Outcome reference = read_outcome(dir / "reference.db", id);
   const Outcome killed = read_outcome(dir / "killed.db", killed_id);
   EXPECT_EQ(killed.state, "done");
   EXPECT_EQ(killed.jobs.size(), reference.jobs.size());
-  EXPECT_EQ(killed.jobs, reference.jobs) << "jobs differ (a job created twice, or different suggestions)";
+  EXPECT_EQ(killed.jobs, reference.jobs)
+      << "jobs differ (a job created twice, or different suggestions)";
   EXPECT_EQ(killed.run_count, reference.run_count);
   EXPECT_EQ(killed.measurements, reference.measurements);
   EXPECT_EQ(killed.runs, reference.runs) << "measurements differ";
   EXPECT_EQ(killed.results, reference.results) << "final choices differ";
   EXPECT_EQ(killed.rules, reference.rules);
   EXPECT_FALSE(killed.rules.empty());
-  std::printf("[ figures  ] %zu jobs, %zu runs, %lld measurements, %zu rules versions (reference %zu), "
-              "%d jobs resumed mid-way\n",
-              killed.jobs.size(), killed.run_count, static_cast<long long>(killed.measurements),
-              killed.rules_versions, reference.rules_versions, killed.resumed_jobs);
+  std::printf(
+      "[ figures  ] %zu jobs, %zu runs, %lld measurements, %zu rules versions (reference %zu), "
+      "%d jobs resumed mid-way\n",
+      killed.jobs.size(), killed.run_count, static_cast<long long>(killed.measurements),
+      killed.rules_versions, reference.rules_versions, killed.resumed_jobs);
   EXPECT_EQ(reference.resumed_jobs, 0);
   EXPECT_GE(killed.resumed_jobs, 1) << "no kill landed inside a job (rng seed " << seed << ")";
   // Every job was completed, none is left running or cancelled.

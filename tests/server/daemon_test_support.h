@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/types.h>
@@ -14,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -23,11 +26,10 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
-#include <nlohmann/json.hpp>
-
+#include "runner/process.h"
 #include "server/config.h"
 #include "server/daemon.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune::testing {
 
@@ -42,25 +44,6 @@ inline httplib::Client bearer_client(const std::string& url, const std::string& 
   c.set_read_timeout(read_timeout_s);
   return c;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("colltune-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline nlohmann::json tokens_json() {
   return nlohmann::json::array({{{"token", kAdminToken}, {"role", "admin"}, {"name", "admin"}},
@@ -243,21 +226,14 @@ class DaemonProcess {
   std::string url_;
 };
 
-// Runs argv (no shell) with stdout to `out_path`; returns the exit code (-1 on failure).
+// Runs argv (no shell) with stdout to `out_path` and stderr passed on to the test's own;
+// returns the exit code (-1 when it could not start or was killed).
 inline int run_program(const std::vector<std::string>& args, const std::string& out_path) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto r = colltune::run_process(args);
+  std::cerr << r.stderr_text;
+  if (!r.spawn_error.empty()) return -1;
+  std::ofstream(out_path, std::ios::binary | std::ios::trunc) << r.stdout_text;
+  return r.exit_code;
 }
 
 inline void write_json_file(const std::string& path, const nlohmann::json& j) {

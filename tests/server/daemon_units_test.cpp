@@ -1,15 +1,16 @@
 // The daemon's parts on their own: config layering and validation, token hashing and bearer
 // parsing, the event hub's ordering and replay, Prometheus rendering.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
 #include <cstdlib>
 #include <fstream>
 
+#include "campaign/store.h"
 #include "server/auth.h"
 #include "server/config.h"
 #include "server/events.h"
 #include "server/metrics.h"
-#include "server/store.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {
@@ -154,6 +155,20 @@ TEST(DaemonAuth, Sha256KnownAnswers) {
   EXPECT_EQ(*parsed, sha256("abc"));
   EXPECT_FALSE(parse_sha256_hex(std::string(63, 'a')));
   EXPECT_FALSE(parse_sha256_hex(std::string(64, 'g')));
+}
+
+// core/sha256.h is our own SHA-256 (the campaign core links no TLS library): the same digest as
+// OpenSSL's for every length across the one- and two-block padding boundaries.
+TEST(DaemonAuth, Sha256MatchesOpenSsl) {
+  std::string data;
+  for (int n = 0; n <= 200; ++n) {
+    Sha256Digest expected{};
+    unsigned int length = 0;
+    ASSERT_EQ(EVP_Digest(data.data(), data.size(), expected.data(), &length, EVP_sha256(), nullptr),
+              1);
+    EXPECT_EQ(sha256(data), expected) << "length " << n;
+    data.push_back(static_cast<char>('a' + n * 7 % 26));
+  }
 }
 
 TEST(DaemonAuth, BearerParsing) {

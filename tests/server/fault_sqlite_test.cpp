@@ -1,6 +1,6 @@
 // The fault suite, part 3: another process holds the write lock of the daemon's SQLite database
 // (BEGIN IMMEDIATE, as `sqlite3 colltune.db` would) for some seconds while a campaign runs.
-// The store waits up to its busy timeout (10 s, server/sqlite.cpp). Expected: a lock shorter
+// The store waits up to its busy timeout (10 s, campaign/sqlite.cpp). Expected: a lock shorter
 // than that delays the daemon and loses nothing; a longer one fails the affected request with a
 // clear error, while the campaign waits with backoff (database_locked events) and, once the
 // lock is gone, goes on by itself and ends exactly as an uninterrupted run with the same seed
@@ -213,8 +213,8 @@ void run_lock_case(double lock_s, int times) {
                "during the lock: " + during + ";" + failures + " final state " + locked.state +
                    ", " + std::to_string(locked.measurements) + "/" +
                    std::to_string(reference.measurements) + " measurements, " +
-                   std::to_string(resumes) + " resume(s), " +
-                   std::to_string(lock_waited_events) + " database_lock_waited event(s), " +
+                   std::to_string(resumes) + " resume(s), " + std::to_string(lock_waited_events) +
+                   " database_lock_waited event(s), " +
                    (same ? "identical to the reference" : "DIFFERENT from the reference"));
 }
 

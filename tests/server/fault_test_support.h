@@ -19,7 +19,7 @@
 #include <set>
 #include <tuple>
 
-#include "server/store.h"
+#include "campaign/store.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {

@@ -1,4 +1,4 @@
-#include "server/final_choice.h"
+#include "campaign/final_choice.h"
 
 #include <gtest/gtest.h>
 

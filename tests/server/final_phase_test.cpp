@@ -14,17 +14,17 @@
 #include <filesystem>
 #include <fstream>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/job_executor.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "optimizer/search_space.h"
+#include "runner/backend_factory.h"
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/report.h"
-#include "server/campaign_spec.h"
-#include "server/job_executor.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "campaign/report.h"
 
 namespace colltune {
 namespace {

@@ -1,7 +1,7 @@
 // The fingerprint read from recorded command outputs (tests/server/data/fingerprint/: real
 // text captured on the development VM, with overlays for an Open MPI upgrade, HAN raised above
 // tuned, a Slurm partition of one and of two nodes, and missing tools), and from this machine.
-#include "server/fingerprint.h"
+#include "campaign/fingerprint.h"
 
 #include <gtest/gtest.h>
 

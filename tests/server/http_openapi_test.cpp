@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "server/campaign_spec.h"
+#include "campaign/campaign_spec.h"
 #include "server/openapi.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/raw_http.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "server/campaign_spec.h"
+#include "campaign/campaign_spec.h"
 #include "server/config.h"
 #include "tests/fuzz_inputs.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "server/event_sink.h"
-#include "server/store.h"
+#include "campaign/event_sink.h"
+#include "campaign/store.h"
 
 namespace colltune::testing {
 

@@ -8,6 +8,7 @@
 
 #include "runner/sim/cluster_profile.h"
 #include "tests/server/daemon_test_support.h"
+#include "tests/support/process_runner.h"
 
 namespace colltune::testing {
 namespace {
@@ -19,27 +20,14 @@ struct CommandResult {
   std::string output;
 };
 
-// Runs the colltune binary with `args`, stdout and stderr captured together.
-CommandResult colltune(const std::vector<std::string>& args, const TempDir& dir) {
-  const std::string out = dir / "command-output.txt";
+// Runs the colltune binary with `args`, stdout and stderr captured (stdout first).
+CommandResult colltune(const std::vector<std::string>& args, const TempDir&) {
   std::vector<std::string> argv = {COLLTUNE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
+  const auto p = testing::run_process(argv, {}, 600);
   CommandResult r;
-  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) return r;
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(out);
-  r.output.assign(std::istreambuf_iterator<char>(in), {});
+  r.exit_code = p.exit_code;
+  r.output = p.out + p.err;
   return r;
 }
 

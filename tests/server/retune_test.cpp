@@ -3,14 +3,14 @@
 // same recordings (no change: nothing), an Open MPI upgrade or a grown Slurm partition (a
 // warm-started campaign with the same spec), rules too old, a forced re-tune, and the cases
 // where nothing can be compared.
-#include "server/retune.h"
+#include "campaign/retune.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
 
 namespace colltune {
 namespace {

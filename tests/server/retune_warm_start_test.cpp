@@ -5,7 +5,7 @@
 // Regret is measured on the noise-free model of the changed cluster: per (context, size), the
 // latency of the pick over the best latency of the whole search space, minus 1; averaged.
 // Cost is the campaign's benchmark seconds (virtual clock: what the runs would have taken).
-#include "server/retune_warm_start.h"
+#include "campaign/retune_warm_start.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <limits>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "optimizer/search_space.h"
 #include "runner/sim_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/store.h"
 
 namespace colltune {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "campaign/sentinel.h"
 #include "runner/local_backend.h"
-#include "server/sentinel.h"
 
 namespace colltune {
 namespace {

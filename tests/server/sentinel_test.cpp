@@ -1,6 +1,6 @@
 // The sentinel's parts that need no MPI: cells, the cells a rules file suggests, and the
 // bootstrap interval that decides "beyond noise".
-#include "server/sentinel.h"
+#include "campaign/sentinel.h"
 
 #include <gtest/gtest.h>
 

@@ -11,9 +11,9 @@
 #include <map>
 #include <set>
 
+#include "campaign/store.h"
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
-#include "server/store.h"
 #include "slurm/slurm_client.h"
 #include "tests/server/daemon_test_support.h"
 

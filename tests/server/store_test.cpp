@@ -1,4 +1,4 @@
-#include "server/store.h"
+#include "campaign/store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/database_owner.h"
-#include "server/rules_deployment.h"
+#include "campaign/database_owner.h"
+#include "campaign/rules_deployment.h"
 
 namespace colltune {
 namespace {

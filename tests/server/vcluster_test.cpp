@@ -16,10 +16,10 @@
 #include <map>
 #include <set>
 
+#include "campaign/fingerprint.h"
+#include "campaign/store.h"
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
-#include "server/fingerprint.h"
-#include "server/store.h"
 #include "slurm/slurm_output.h"
 #include "tests/server/daemon_test_support.h"
 

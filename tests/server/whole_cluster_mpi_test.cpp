@@ -10,10 +10,10 @@
 
 #include "rules/rules_reader.h"
 #include "runner/local_backend.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -12,14 +12,14 @@
 #include "optimizer/cluster_nearest.h"
 #include "rules/rules_reader.h"
 #include "rules/rules_writer.h"
-#include "server/backend_factory.h"
-#include "server/campaign_engine.h"
-#include "server/campaign_spec.h"
-#include "server/cluster_rules.h"
-#include "server/cluster_search.h"
-#include "server/comm_sizes.h"
-#include "server/rules_stage.h"
-#include "server/store.h"
+#include "runner/backend_factory.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/cluster_rules.h"
+#include "campaign/cluster_search.h"
+#include "campaign/comm_sizes.h"
+#include "campaign/rules_stage.h"
+#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -12,6 +12,7 @@
 #include "runner/process.h"
 #include "slurm/job_folder.h"
 #include "slurm/shell_quote.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune::slurm {
 namespace {
@@ -34,21 +35,7 @@ BatchScriptSpec simple_spec(const fs::path& dir) {
   return spec;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/colltune-slurm-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using colltune::testing::TempDir;
 
 TEST(ShellQuote, EveryValueComesBackVerbatimFromBash) {
   TempDir dir;

@@ -11,27 +11,14 @@
 #include <sstream>
 
 #include "slurm/job_folder.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/colltune-slurm-backend-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using colltune::testing::TempDir;
 
 struct Sink : RunSink {
   void on_job_submitted(const std::string&, const std::string& id) override { jobs.push_back(id); }

@@ -1,0 +1,535 @@
+#include "campaign/campaign_engine.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "campaign/context_request.h"
+#include "campaign/final_choice.h"
+#include "campaign/job_executor.h"
+#include "campaign/retune_warm_start.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/search_loop.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
+#include "campaign/campaign_states.h"
+#include "campaign/cluster_search.h"
+#include "campaign/context_result.h"
+
+namespace colltune {
+
+CampaignEngine::CampaignEngine(Store& store, Backend& backend, const AlgorithmTable& table,
+                               EventSink* events)
+    : store_(store),
+      backend_(backend),
+      table_(table),
+      own_events_(store),
+      events_(events ? *events : own_events_),
+      executor_(store, backend, &events_) {}
+
+std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& spec) {
+  std::vector<Store::NewContext> contexts;
+  for (const auto& c : spec.contexts)
+    contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
+  return store.create_campaign_with_contexts(spec.name, to_json(spec),
+                                             to_string(CampaignState::queued), contexts);
+}
+
+void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
+  for (std::size_t i = 0; i < spec.contexts.size(); ++i) {
+    const auto& context = spec.contexts[i];
+    const std::string reason = backend.admit(context_request(context, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("contexts[" + std::to_string(i) +
+                                  "]: " + std::string(name(context.collective)) +
+                                  " P=" + std::to_string(context.comm_size) + ": " + reason);
+  }
+  if (spec.cluster.enabled) {
+    const auto names = cluster_strategy_names();
+    if (std::find(names.begin(), names.end(), spec.cluster.strategy) == names.end())
+      throw std::invalid_argument("cluster.strategy: unknown cluster strategy '" +
+                                  spec.cluster.strategy + "'");
+  }
+  // Whole-cluster: the tracer verifies predicted sizes up to predict_up_to on this backend.
+  if (spec.cluster.enabled && spec.cluster.predict_up_to > 0) {
+    ContextSpec top = spec.contexts.front();
+    top.comm_size = spec.cluster.predict_up_to;
+    top.ppn = 0;
+    const std::string reason = backend.admit(context_request(top, spec, "admit"));
+    if (!reason.empty())
+      throw std::invalid_argument("cluster.predict_up_to: P=" + std::to_string(top.comm_size) +
+                                  " (verified with the tracer): " + reason);
+  }
+  if (spec.warm_start_from > 0 && !store.campaign(spec.warm_start_from))
+    throw std::invalid_argument("warm_start_from: no campaign " +
+                                std::to_string(spec.warm_start_from));
+}
+
+void CampaignEngine::emit(std::int64_t campaign_id, const std::string& type, nlohmann::json payload,
+                          bool persist) {
+  payload["campaign_id"] = campaign_id;
+  if (persist)
+    events_.durable(campaign_id, type, payload);
+  else
+    events_.transient(campaign_id, type, payload);
+}
+
+EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& cancel) {
+  auto campaign = store_.campaign(campaign_id);
+  if (!campaign) {
+    error_ = "no campaign " + std::to_string(campaign_id);
+    return EngineOutcome::failed;
+  }
+  CampaignSpec spec;
+  try {
+    spec = parse_campaign_spec(campaign->spec);
+  } catch (const std::exception& e) {
+    error_ = std::string("invalid campaign spec: ") + e.what();
+    store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+    return EngineOutcome::failed;
+  }
+  return run(campaign_id, spec, cancel);
+}
+
+EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& spec,
+                                  const CancelFlag& cancel) {
+  auto campaign = store_.campaign(campaign_id);
+  if (!campaign) {
+    error_ = "no campaign " + std::to_string(campaign_id);
+    return EngineOutcome::failed;
+  }
+  // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
+  for (const auto& context : store_.contexts(campaign_id)) {
+    if (parse_context_state(context.state) == ContextState::done) continue;
+    const BenchmarkRequest probe = context_request(context, spec, "preflight");
+    std::string reason = backend_.admit(probe);
+    if (reason.empty()) reason = backend_.preflight(probe);
+    if (!reason.empty()) {
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + reason;
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
+      return EngineOutcome::failed;
+    }
+  }
+  store_.set_campaign_state(campaign_id, to_string(CampaignState::running));
+  emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::running)}}, true);
+
+  if (spec.cluster.enabled) {
+    for (const auto& group : cluster_groups(store_.contexts(campaign_id))) {
+      EngineOutcome outcome;
+      const std::string label = std::string(name(group.front().collective)) + " (whole cluster)";
+      try {
+        outcome = run_cluster_group(*campaign, spec, group, cancel);
+      } catch (const sql::Error& e) {
+        if (sql::is_busy(e)) throw;
+        error_ = label + ": " + e.what();
+        outcome = EngineOutcome::failed;
+      } catch (const std::exception& e) {
+        error_ = label + ": " + e.what();
+        outcome = EngineOutcome::failed;
+      }
+      if (outcome == EngineOutcome::interrupted) return outcome;
+      if (outcome == EngineOutcome::failed) {
+        store_.set_campaign_state(campaign_id, "failed", error_);
+        emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
+        return outcome;
+      }
+    }
+    return EngineOutcome::completed;
+  }
+  for (const auto& context : store_.contexts(campaign_id)) {
+    // A context that failed before (e.g. the database was locked too long) is retried when
+    // its campaign is resumed: it continues from what the store holds.
+    if (parse_context_state(context.state) == ContextState::done) continue;
+    EngineOutcome outcome;
+    try {
+      outcome = run_context(*campaign, spec, context, cancel);
+    } catch (const sql::Error& e) {
+      if (sql::is_busy(e)) throw;  // not the context's fault: the caller waits and resumes
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + e.what();
+      outcome = EngineOutcome::failed;
+    } catch (const std::exception& e) {
+      error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
+               ": " + e.what();
+      outcome = EngineOutcome::failed;
+    }
+    if (outcome == EngineOutcome::interrupted) return outcome;
+    if (outcome == EngineOutcome::failed) {
+      store_.set_context_state(context.id, to_string(ContextState::failed));
+      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      emit(campaign_id, "campaign_state",
+           {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
+      return outcome;
+    }
+  }
+  return EngineOutcome::completed;
+}
+
+bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel) {
+  return executor_.execute(job, cancel);
+}
+
+EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
+                                          const ContextRecord& context, const CancelFlag& cancel,
+                                          Strategy* searched) {
+  SearchSpace space(context.collective, context.comm_size, table_);
+  StrategyOptions options;
+  options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
+  options.budget = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
+  options.msg_sizes = osu_message_sizes(context.collective, spec.min_size, spec.max_size);
+  std::unique_ptr<Strategy> owned;
+  if (!searched) {
+    apply_warm_start(store_, spec.warm_start_from, context, options);  // no-op when cold
+    owned = make_strategy(spec.strategy, space, options);
+    if (!context.optimizer_state.is_null()) owned->restore(context.optimizer_state);
+  }
+  Strategy* strategy = searched ? searched : owned.get();
+
+  const nlohmann::json context_info = {{"context_id", context.id},
+                                       {"collective", std::string(name(context.collective))},
+                                       {"comm_size", context.comm_size},
+                                       {"space", space.size()},
+                                       {"planned", strategy->planned_evaluations()}};
+  emit(campaign.id, "context_started", context_info, true);
+
+  auto make_request = [&](const std::string& tag, std::vector<TuningConfig> configs, int repeats,
+                          std::uint64_t order_seed) {
+    BenchmarkRequest r = context_request(context, spec, tag);
+    r.configs = std::move(configs);
+    r.repeats = repeats;
+    r.order_seed = order_seed;
+    return r;
+  };
+
+  // Finish jobs left unfinished by an interruption before asking for anything new.
+  for (const auto& job : store_.jobs(campaign.id)) {
+    if (job.context_id != context.id) continue;
+    if (const auto state = parse_job_state(job.state);
+        state != JobState::submitting && state != JobState::running)
+      continue;
+    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+    if (parse_job_purpose(job.purpose) == JobPurpose::search && !searched) {
+      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
+      store_.complete_job(job.id, to_string(JobState::done), context.id, strategy->state());
+    } else {
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+    }
+  }
+
+  std::size_t job_number = 0;
+  for (const auto& job : store_.jobs(campaign.id))
+    if (job.context_id == context.id) ++job_number;
+
+  auto over_time_budget = [&] {
+    return spec.stop.max_benchmark_seconds > 0 &&
+           campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
+  };
+
+  // A context whose final phase started does not search again (resume).
+  bool final_started = false, final_done = false;
+  for (const auto& job : store_.jobs(campaign.id)) {
+    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final)
+      continue;
+    final_started = true;
+    final_done = final_done || parse_job_state(job.state) == JobState::done;
+  }
+  const bool paired = spec.final_method == "paired";
+
+  if (!final_started) {
+    store_.set_context_state(context.id, to_string(ContextState::searching));
+    // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
+    // store (with the strategy's state) before it runs on the backend.
+    class JobRunner : public BatchRunner {
+     public:
+      JobRunner(CampaignEngine& engine, Strategy& strategy, std::function<bool()> over_budget,
+                std::function<BenchmarkRequest(const SearchBatch&)> request_for,
+                std::int64_t campaign_id, std::int64_t context_id, const CancelFlag& cancel)
+          : engine_(engine),
+            strategy_(strategy),
+            over_budget_(std::move(over_budget)),
+            request_for_(std::move(request_for)),
+            campaign_id_(campaign_id),
+            context_id_(context_id),
+            cancel_(cancel) {}
+      bool keep_searching() override { return !over_budget_(); }
+      bool interrupted() override { return cancel_.cancelled(); }
+      std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+        const BenchmarkRequest request = request_for_(batch);
+        const auto job_id = engine_.store_.create_job(
+            campaign_id_, context_id_, request.tag, engine_.backend_.name(),
+            to_string(JobPurpose::search), nlohmann::json(request), strategy_.state());
+        job_ = *engine_.store_.job(job_id);
+        if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
+        std::vector<Evaluation> out;
+        for (const auto& run : engine_.store_.runs_of_job(job_->id))
+          out.push_back(evaluation_of(run));
+        return out;
+      }
+      void batch_done(const SearchBatch&) override {
+        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_,
+                                    strategy_.state());
+        engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
+                     true);
+      }
+
+     private:
+      CampaignEngine& engine_;
+      Strategy& strategy_;
+      std::function<bool()> over_budget_;
+      std::function<BenchmarkRequest(const SearchBatch&)> request_for_;
+      std::int64_t campaign_id_, context_id_;
+      const CancelFlag& cancel_;
+      std::optional<JobRecord> job_;
+    };
+    JobRunner runner(
+        *this, *strategy, over_time_budget,
+        [&](const SearchBatch& batch) {
+          std::vector<TuningConfig> configs;
+          for (const auto& item : batch.items) configs.push_back(item.config);
+          const std::string tag = job_tag(campaign.id, context.id, "search", batch.number);
+          return make_request(tag, configs, spec.repeats, options.seed + batch.number);
+        },
+        campaign.id, context.id, cancel);
+    const SearchLoopResult search =
+        run_search_loop(*strategy, runner, spec.batch_size, job_number + 1);
+    if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
+    job_number += search.batches;
+    // Why the search ended: its planned evaluations, the strategy's stopping rule before them
+    // (early), or the campaign's benchmark-time budget. Progress displays say so.
+    const int planned = strategy->planned_evaluations();
+    const int evaluations = strategy->evaluations();
+    const std::string reason = search.end == SearchEnd::runner_stop           ? "time_budget"
+                               : planned > 0 && evaluations < planned ? "converged"
+                                                                      : "planned";
+    emit(campaign.id, "search_stopped",
+         {{"context_id", context.id},
+          {"collective", std::string(name(context.collective))},
+          {"comm_size", context.comm_size},
+          {"evaluations", evaluations},
+          {"planned", planned},
+          {"reason", reason}},
+         true);
+  }
+  store_.set_context_state(context.id, to_string(ContextState::finalizing));
+
+  nlohmann::json picks = nlohmann::json::array();
+  if (paired) {
+    // Final phase (docs/final-choice.md): per size, the strategy's pick is the candidate; it is
+    // re-measured against the default in alternating (A B / B A) rounds, and repeats are added
+    // look after look only while some candidate's interval still straddles the threshold.
+    // Candidates: the strategy's finalists (the configurations the earlier final phase
+    // re-measured, e.g. bo's finalist cover), so the final phase never measures more
+    // configurations than before. One nominee per size, so that no size tests several: the
+    // strategy's pick there when it is a finalist, else the finalist with the lowest search
+    // median there when that beats the default's search median.
+    std::set<TuningConfig> pool;
+    for (const auto& c : strategy->finalists(spec.final_candidates))
+      if (!c.is_default()) pool.insert(c);
+    std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> search_latency;
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::search))) {
+      if (run.outcome != RunOutcome::ok) continue;
+      for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
+    }
+    std::map<std::int64_t, TuningConfig> nominated;
+    std::map<std::int64_t, double> search_default_us;
+    for (const auto& choice : strategy->recommend()) {
+      const std::int64_t size = choice.msg_size;
+      // The default's latency when the final phase does not measure it at this size: from the
+      // search's runs that ended ok only (rows of an unparsable run are not trusted), so that a
+      // size no valid run measured fails instead of reporting an untrusted figure.
+      if (auto d = search_latency[size].find(TuningConfig::default_decision());
+          d != search_latency[size].end() && !d->second.empty())
+        search_default_us[size] = median(d->second);
+      else if (!search_latency[size].empty())  // e.g. known through the default's alias
+        search_default_us[size] = choice.default_us;
+      std::optional<TuningConfig> nominee;
+      if (!choice.config.is_default() && pool.count(choice.config)) {
+        nominee = choice.config;
+      } else {
+        const auto& at = search_latency[size];
+        double best = std::numeric_limits<double>::infinity();
+        for (const auto& c : pool)
+          if (auto it = at.find(c); it != at.end() && median(it->second) < best) {
+            best = median(it->second);
+            nominee = c;
+          }
+        const auto d = at.find(TuningConfig::default_decision());
+        if (nominee && d != at.end() && !(best < median(d->second))) nominee.reset();
+      }
+      // The configuration Open MPI's fixed decision runs at this size is the default itself.
+      if (auto alias = space.default_alias(size); nominee && alias && *alias == *nominee)
+        nominee.reset();
+      if (nominee) nominated[size] = *nominee;
+    }
+    int search_runs = 0;
+    for (const auto& job : store_.jobs(campaign.id))
+      if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
+        search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
+    // The cap: never more runs than the search made, nor than the earlier final phase made
+    // (final_repeats runs of the default and of each finalist); the looks that fit in it share
+    // alpha (docs/final-choice.md).
+    std::set<TuningConfig> distinct;
+    for (const auto& [size, config] : nominated) distinct.insert(config);
+    const int nominees = static_cast<int>(distinct.size());
+    SequentialOptions seq;
+    seq.min_gain = spec.min_gain;
+    seq.max_runs = spec.final_max_runs > 0
+                       ? spec.final_max_runs
+                       : std::max(4, std::min(search_runs, spec.final_repeats * (1 + nominees)));
+    seq.test.looks = planned_looks(1 + nominees, seq);
+
+    auto evaluate = [&] {
+      const PairedFinalData data = paired_final_data(
+          store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
+      return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
+    };
+    for (;;) {
+      auto [data, intervals] = evaluate();
+      std::set<TuningConfig> open;
+      for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
+        auto n = nominated.find(options.msg_sizes[i]);
+        if (n == nominated.end()) continue;
+        auto it = intervals.find(n->second);
+        if (it == intervals.end() || still_open(it->second[i], seq.min_gain))
+          open.insert(n->second);
+      }
+      if (open.empty()) break;
+      const int rounds =
+          next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
+      if (rounds == 0) break;
+      if (cancel.cancelled()) return EngineOutcome::interrupted;
+      std::vector<TuningConfig> configs{TuningConfig::default_decision()};
+      configs.insert(configs.end(), open.begin(), open.end());
+      const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
+      auto request = make_request(tag, configs, rounds, options.seed + job_number);
+      request.alternating = true;
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
+      auto job = *store_.job(job_id);
+      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+    }
+    auto [data, intervals] = evaluate();
+    for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
+      const std::int64_t size = options.msg_sizes[i];
+      std::optional<TuningConfig> candidate;
+      if (auto n = nominated.find(size); n != nominated.end()) candidate = n->second;
+      const double fallback = search_default_us.count(size)
+                                  ? search_default_us[size]
+                                  : std::numeric_limits<double>::quiet_NaN();
+      nlohmann::json pick = paired_pick_json(size, i, candidate, data, intervals, fallback);
+      if (pick.at("best_us").is_null()) continue;  // nothing known at this size
+      picks.push_back(std::move(pick));
+    }
+  } else {
+    if (!final_done) {
+      // The method before the paired test: the finalists and the default re-measured side by
+      // side in a shuffled order, lowest median within noise.
+      const std::set<TuningConfig> finalists = final_candidates(*strategy, spec.final_candidates);
+      const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
+      auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
+                                  options.seed + job_number);
+      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                            to_string(JobPurpose::final), nlohmann::json(request));
+      auto job = *store_.job(job_id);
+      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+    }
+    // Picks per size from the final runs only (same conditions, interleaved order).
+    std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
+    // Rows of a run whose output could not be parsed are not trusted; a run that crashed or
+    // timed out keeps the sizes it finished (complete lines OSU printed before the failure).
+    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
+      if (run.outcome == RunOutcome::parse_error) continue;
+      for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
+    }
+    for (std::int64_t size : options.msg_sizes) {
+      auto it = samples.find(size);
+      if (it == samples.end()) continue;
+      SizePick p = choose_for_size(size, it->second);
+      if (p.samples == 0) continue;
+      picks.push_back({{"msg_size", size},
+                       {"method", "median"},
+                       {"best", p.best},
+                       {"best_us", p.best_us},
+                       {"default_us", std::isfinite(p.default_us) ? nlohmann::json(p.default_us)
+                                                                  : nlohmann::json(nullptr)},
+                       {"noise", p.noise},
+                       {"default_within_noise", p.default_within_noise},
+                       {"samples", p.samples}});
+    }
+  }
+  // What the final runs could tell: runs with trusted rows, failed runs and the last failure.
+  std::size_t ok_runs = 0;
+  std::size_t failed_runs = 0;
+  std::string last_error;
+  for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
+    if (is_failed_outcome(run.outcome)) {
+      ++failed_runs;
+      if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
+    }
+    if (run.outcome != RunOutcome::parse_error && !run.rows.empty()) ++ok_runs;
+  }
+  const std::string label =
+      std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size);
+  // A size no valid final run measured fails, with the reason; it never vanishes silently.
+  nlohmann::json failed_sizes = nlohmann::json::array();
+  {
+    std::set<std::int64_t> picked;
+    for (const auto& p : picks) picked.insert(p.at("msg_size").get<std::int64_t>());
+    for (std::int64_t size : options.msg_sizes) {
+      if (picked.count(size)) continue;
+      std::string reason =
+          ok_runs == 0
+              ? "no valid measurement: all " + std::to_string(failed_runs) + " final runs failed"
+              : "no valid measurement: none of the " + std::to_string(ok_runs) +
+                    " final runs with valid rows printed this size";
+      if (ok_runs == 0 && !last_error.empty()) reason += " (last: " + last_error + ")";
+      failed_sizes.push_back({{"msg_size", size}, {"reason", reason}});
+    }
+  }
+  if (picks.empty()) {
+    error_ = "no successful measurement in the final runs of " + label + " (" +
+             std::to_string(failed_runs) + " failed runs, " + std::to_string(ok_runs) + " valid)";
+    if (!last_error.empty()) error_ += "; last: " + last_error;
+    return EngineOutcome::failed;
+  }
+  if (!failed_sizes.empty()) {
+    spdlog::warn("{}: {} message size(s) failed: {}", label, failed_sizes.size(),
+                 failed_sizes.dump());
+    emit(campaign.id, "sizes_failed", {{"context_id", context.id}, {"sizes", failed_sizes}}, true);
+  }
+  ContextResult result;
+  result.picks = picks.get<std::vector<ContextPick>>();
+  result.evaluations = strategy->evaluations();
+  result.space = static_cast<std::int64_t>(space.size());
+  result.strategy = strategy->name();
+  result.failed_sizes = failed_sizes;
+  store_.save_context_result(context.id, result);
+  store_.set_context_state(context.id, to_string(ContextState::done));
+  emit(campaign.id, "context_done",
+       {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
+       true);
+  return EngineOutcome::completed;
+}
+
+double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id) {
+  double total = 0;
+  for (const auto& job : store.jobs(campaign_id))
+    for (const auto& run : store.runs_of_job(job.id))
+      if (run.provenance.end_time > run.provenance.start_time)
+        total += run.provenance.end_time - run.provenance.start_time;
+  return total;
+}
+
+}  // namespace colltune

@@ -1,0 +1,339 @@
+#include "campaign/cluster_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
+#include "campaign/campaign_engine.h"
+#include "campaign/context_request.h"
+
+namespace colltune {
+namespace {
+
+// The finished search of a ClusterStrategy seen from one of its sizes, for the engine's final
+// phase (run_context): it suggests nothing and names the finalists and picks of that size.
+class ClusterSizeView : public Strategy {
+ public:
+  ClusterSizeView(const ClusterStrategy& cluster, int comm_size, int evaluations)
+      : cluster_(cluster), comm_size_(comm_size), evaluations_(evaluations) {}
+  std::string name() const override { return cluster_.name(); }
+  std::vector<TuningConfig> suggest(int) override { return {}; }
+  void observe(const Evaluation&) override {}
+  bool done() const override { return true; }
+  int planned_evaluations() const override { return evaluations_; }
+  std::vector<TuningConfig> finalists(int per_size) const override {
+    return cluster_.finalists(comm_size_, per_size);
+  }
+  std::vector<Choice> recommend() const override {
+    std::vector<Choice> out;
+    for (const auto& c : cluster_.recommend({comm_size_}, 0.0))
+      out.push_back({c.msg_size, c.config, c.latency_us, c.default_us});
+    return out;
+  }
+  nlohmann::json state() const override {
+    return {{"observations", {{"evaluations", evaluations_}}}};
+  }
+  void restore(const nlohmann::json&) override {}
+
+ private:
+  const ClusterStrategy& cluster_;
+  int comm_size_;
+  int evaluations_;
+};
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
+
+}  // namespace
+
+std::vector<std::vector<ContextRecord>> cluster_groups(const std::vector<ContextRecord>& contexts) {
+  std::vector<std::vector<ContextRecord>> groups;
+  std::map<Collective, std::size_t> index;
+  for (const auto& c : contexts) {
+    auto [it, inserted] = index.emplace(c.collective, groups.size());
+    if (inserted) groups.emplace_back();
+    groups[it->second].push_back(c);
+  }
+  for (auto& g : groups)
+    std::stable_sort(g.begin(), g.end(), [](const ContextRecord& a, const ContextRecord& b) {
+      return a.comm_size < b.comm_size;
+    });
+  return groups;
+}
+
+const ContextRecord& cluster_lead(const std::vector<ContextRecord>& group) {
+  const ContextRecord* lead = &group.front();
+  for (const auto& c : group)
+    if (c.id < lead->id) lead = &c;
+  return *lead;
+}
+
+const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, int comm_size) {
+  const ContextRecord* best = &group.front();
+  for (const auto& c : group)
+    if (std::abs(std::log2(double(c.comm_size) / comm_size)) <
+        std::abs(std::log2(double(best->comm_size) / comm_size)))
+      best = &c;
+  return *best;
+}
+
+std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int max_comm_size) {
+  const std::set<int> known(measured.begin(), measured.end());
+  std::set<int> out;
+  if (max_comm_size <= 256) {
+    for (int p = 2; p <= max_comm_size; ++p) out.insert(p);
+  } else {
+    for (long long p = 2; p <= max_comm_size; p *= 2) {
+      out.insert(static_cast<int>(p));
+      if (3 * p / 2 <= max_comm_size && p >= 4) out.insert(static_cast<int>(3 * p / 2));
+    }
+  }
+  std::vector<int> result;
+  for (int p : out)
+    if (!known.count(p)) result.push_back(p);
+  return result;
+}
+
+nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
+                              const AlgorithmTable& table) {
+  nlohmann::json collectives = nlohmann::json::array();
+  nlohmann::json predicted = nlohmann::json::array();
+  for (const auto& group : cluster_groups(contexts)) {
+    const ContextRecord* lead = &cluster_lead(group);
+    if (!lead->result.is_object() || !lead->result.contains("cluster")) continue;
+    const auto& cluster = lead->result.at("cluster");
+    const std::string coll(name(lead->collective));
+    nlohmann::json summary = cluster;
+    summary.erase("predicted");
+    summary["collective"] = coll;
+    summary["above"] = "default";
+    collectives.push_back(summary);
+    for (const auto& p : cluster.at("predicted")) {
+      const int comm_size = p.at("comm_size").get<int>();
+      const int nearest = nearest_measured(group, comm_size).comm_size;
+      const auto best = p.at("best").get<TuningConfig>();
+      nlohmann::json entry = {
+          {"collective", coll},
+          {"comm_size", comm_size},
+          {"msg_size", p.at("msg_size")},
+          {"source", "predicted"},
+          {"best", best},
+          {"best_name", table.algorithm_name(lead->collective, best.algorithm)},
+          {"confidence", p.at("confidence")},
+          {"default_us", p.at("default_us")},
+          {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
+          {"layout_from", nearest},
+          {"note", p.value("note", std::string())}};
+      const auto& d = entry["default_us"];
+      const auto& b = entry["best_us"];
+      entry["speedup"] = best.is_default() ? nlohmann::json(1.0)
+                         : d.is_number() && b.is_number() && b.get<double>() > 0
+                             ? nlohmann::json(d.get<double>() / b.get<double>())
+                             : nlohmann::json(nullptr);
+      predicted.push_back(std::move(entry));
+    }
+  }
+  if (collectives.empty()) return nullptr;
+  return {{"collectives", collectives}, {"predicted", predicted}};
+}
+
+EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
+                                                const CampaignSpec& spec,
+                                                const std::vector<ContextRecord>& group,
+                                                const CancelFlag& cancel) {
+  const Collective collective = group.front().collective;
+  const ContextRecord* lead = &cluster_lead(group);
+  std::map<int, const ContextRecord*> by_size;
+  for (const auto& c : group) by_size[c.comm_size] = &c;
+
+  ClusterStrategyOptions options;
+  options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
+  options.msg_sizes = osu_message_sizes(collective, spec.min_size, spec.max_size);
+  for (const auto& c : group) options.sizes.push_back({c.comm_size, c.nodes, c.ppn, 0});
+  const int per_size = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
+  options.budget = spec.cluster.budget > 0 ? spec.cluster.budget
+                   : per_size > 0          ? per_size * static_cast<int>(group.size())
+                                           : 0;
+  options.budget_node_seconds = spec.cluster.budget_node_seconds;
+  options.settings = spec.cluster.settings;
+  auto strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
+  if (!lead->optimizer_state.is_null()) strategy->restore(lead->optimizer_state);
+
+  // Search jobs left unfinished by an interruption run first; the state is saved on the lead.
+  bool final_started = false;
+  std::size_t job_number = 0;
+  for (const auto& job : store_.jobs(campaign.id)) {
+    auto owner = std::find_if(group.begin(), group.end(),
+                              [&](const ContextRecord& c) { return c.id == job.context_id; });
+    if (owner == group.end()) continue;
+    if (job.purpose == "final") final_started = true;
+    if (job.purpose == "search") ++job_number;
+    if (job.purpose != "search" || (job.state != "submitting" && job.state != "running")) continue;
+    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+    for (const auto& run : store_.runs_of_job(job.id))
+      strategy->observe(owner->comm_size, evaluation_of(run));
+    store_.complete_job(job.id, "done", lead->id, strategy->state());
+  }
+
+  auto over_time_budget = [&] {
+    return spec.stop.max_benchmark_seconds > 0 &&
+           campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
+  };
+  const bool all_done = std::all_of(group.begin(), group.end(),
+                                    [](const ContextRecord& c) { return c.state == "done"; });
+  if (!final_started && !all_done) {
+    emit(campaign.id, "context_started",
+         {{"context_id", lead->id},
+          {"collective", std::string(name(collective))},
+          {"comm_size", group.back().comm_size},
+          {"comm_sizes",
+           [&] {
+             std::vector<int> v;
+             for (const auto& c : group) v.push_back(c.comm_size);
+             return v;
+           }()},
+          {"space",
+           [&] {
+             std::size_t total = 0;
+             for (const auto& c : group)
+               total += SearchSpace(collective, c.comm_size, table_).size();
+             return total;
+           }()},
+          {"planned", options.budget}},
+         true);
+    for (const auto& c : group) store_.set_context_state(c.id, "searching");
+    while (!strategy->done() && !over_time_budget()) {
+      if (cancel.cancelled()) return EngineOutcome::interrupted;
+      const auto suggestions = strategy->suggest(spec.batch_size);
+      if (suggestions.empty()) break;
+      std::map<int, std::vector<TuningConfig>> per_comm;
+      for (const auto& s : suggestions) per_comm[s.comm_size].push_back(s.config);
+      // Every job of the batch is recorded before any runs, so that an interruption resumes
+      // them (above) instead of losing what the strategy marked as suggested.
+      std::vector<std::pair<int, std::int64_t>> jobs;
+      for (const auto& [p, configs] : per_comm) {
+        auto ctx = by_size.find(p);
+        if (ctx == by_size.end())
+          throw std::runtime_error(strategy->name() + " suggested P=" + std::to_string(p) +
+                                   ", which is not a size of the campaign");
+        const std::string tag = job_tag(campaign.id, ctx->second->id, "search", ++job_number);
+        BenchmarkRequest request = context_request(*ctx->second, spec, tag);
+        request.configs = configs;
+        request.repeats = spec.repeats;
+        request.order_seed = options.seed + job_number;
+        jobs.emplace_back(p, store_.create_job(campaign.id, ctx->second->id, tag, backend_.name(),
+                                               "search", nlohmann::json(request)));
+      }
+      for (const auto& [p, job_id] : jobs) {
+        auto job = *store_.job(job_id);
+        if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
+        for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(p, evaluation_of(run));
+        store_.complete_job(job.id, "done", lead->id, strategy->state());
+        emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", job.context_id}}, true);
+      }
+    }
+  }
+
+  // The final phase of every measured size, as for a context of its own.
+  for (const auto& c : group) {
+    if (c.state == "done") continue;
+    int evaluations = 0;
+    for (const auto& job : store_.jobs(campaign.id))
+      if (job.context_id == c.id && job.purpose == "search")
+        evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
+    ClusterSizeView view(*strategy, c.comm_size, evaluations);
+    EngineOutcome outcome;
+    try {
+      outcome = run_context(campaign, spec, c, cancel, &view);
+    } catch (const std::exception& e) {
+      error_ =
+          std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
+      outcome = EngineOutcome::failed;
+    }
+    if (outcome == EngineOutcome::interrupted) return outcome;
+    if (outcome == EngineOutcome::failed) {
+      store_.set_context_state(c.id, "failed");
+      return outcome;
+    }
+  }
+
+  // The predictions for the sizes not run, kept with the lead's result (recomputed from the
+  // restored state on every resume: the strategy is deterministic).
+  std::vector<int> measured;
+  nlohmann::json layouts = nlohmann::json::array();
+  for (const auto& c : group) {
+    measured.push_back(c.comm_size);
+    layouts.push_back({{"comm_size", c.comm_size},
+                       {"nodes", c.nodes},
+                       {"ppn", c.ppn > 0 ? c.ppn : c.comm_size / std::max(1, c.nodes)}});
+  }
+  const int max_comm_size = std::max(group.back().comm_size, spec.cluster.predict_up_to);
+  // The final phase's runs are evaluations too: the model predicts from everything measured.
+  // And what the final phase decided at each measured size (its paired test is stricter than
+  // the search's medians): a prediction needs a proven gain next to it (below).
+  auto stored = store_.contexts(campaign.id);
+  std::map<int, std::map<std::int64_t, TuningConfig>> final_pick;
+  for (const auto& c : stored) {
+    if (c.collective != collective) continue;
+    for (const auto& run : store_.runs_of_context(c.id, "final"))
+      strategy->observe(c.comm_size, evaluation_of(run));
+    if (c.result.is_object())
+      for (const auto& pick : c.result.value("picks", nlohmann::json::array()))
+        final_pick[c.comm_size][pick.at("msg_size").get<std::int64_t>()] =
+            pick.at("best").get<TuningConfig>();
+  }
+  nlohmann::json predicted = nlohmann::json::array();
+  for (const auto& choice : strategy->recommend(cluster_prediction_sizes(measured, max_comm_size),
+                                                spec.cluster.min_confidence)) {
+    // A tuned prediction stands only when the final phase proved a gain (a non-default pick) at
+    // this message size at the nearest measured size below or above; else the default wins.
+    TuningConfig best = choice.config;
+    std::string note;
+    if (!best.is_default()) {
+      bool backed = false;
+      auto above = final_pick.upper_bound(choice.comm_size);
+      if (above != final_pick.end()) {
+        auto it = above->second.find(choice.msg_size);
+        backed |= it != above->second.end() && !it->second.is_default();
+      }
+      if (above != final_pick.begin()) {
+        auto below = std::prev(above);
+        auto it = below->second.find(choice.msg_size);
+        backed |= it != below->second.end() && !it->second.is_default();
+      }
+      if (!backed) {
+        best = TuningConfig::default_decision();
+        note = "no proven gain at the nearest measured sizes";
+      }
+    }
+    nlohmann::json entry = {{"comm_size", choice.comm_size},
+                            {"msg_size", choice.msg_size},
+                            {"best", best},
+                            {"confidence", choice.confidence},
+                            {"latency_us", number_or_null(choice.latency_us)},
+                            {"default_us", number_or_null(choice.default_us)}};
+    if (!note.empty()) {
+      entry["model_choice"] = choice.config;
+      entry["note"] = note;
+    }
+    predicted.push_back(std::move(entry));
+  }
+  auto lead_now = std::find_if(stored.begin(), stored.end(),
+                               [&](const ContextRecord& c) { return c.id == lead->id; });
+  nlohmann::json result =
+      lead_now->result.is_object() ? lead_now->result : nlohmann::json::object();
+  result["cluster"] = {{"strategy", strategy->name()},
+                       {"stop_reason", strategy->stop_reason()},
+                       {"min_confidence", spec.cluster.min_confidence},
+                       {"measured", measured},
+                       {"max_comm_size", max_comm_size},
+                       {"layouts", layouts},
+                       {"predicted", predicted}};
+  store_.save_context_result(lead->id, result);
+  return EngineOutcome::completed;
+}
+
+}  // namespace colltune

@@ -1,0 +1,895 @@
+#include "campaign/store.h"
+
+#include <chrono>
+#include <filesystem>
+
+namespace colltune {
+namespace {
+
+constexpr const char* kSchemaV1 = R"SQL(
+CREATE TABLE campaigns (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  state TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL,
+  updated_at REAL NOT NULL
+);
+CREATE TABLE contexts (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+  collective TEXT NOT NULL,
+  comm_size INTEGER NOT NULL,
+  nodes INTEGER NOT NULL,
+  ppn INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending',
+  optimizer_state TEXT,
+  result TEXT,
+  updated_at REAL NOT NULL
+);
+CREATE INDEX contexts_by_campaign ON contexts(campaign_id);
+CREATE TABLE jobs (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+  context_id INTEGER NOT NULL REFERENCES contexts(id) ON DELETE CASCADE,
+  tag TEXT NOT NULL UNIQUE,
+  backend TEXT NOT NULL,
+  backend_job_id TEXT NOT NULL DEFAULT '',
+  purpose TEXT NOT NULL,
+  state TEXT NOT NULL,
+  request TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  updated_at REAL NOT NULL
+);
+CREATE INDEX jobs_by_campaign ON jobs(campaign_id);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+  context_id INTEGER NOT NULL REFERENCES contexts(id) ON DELETE CASCADE,
+  purpose TEXT NOT NULL,
+  config_index INTEGER NOT NULL,
+  repeat INTEGER NOT NULL,
+  algorithm INTEGER NOT NULL,
+  segsize INTEGER NOT NULL,
+  fanout INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  error TEXT NOT NULL,
+  provenance TEXT NOT NULL,
+  recorded_at REAL NOT NULL,
+  UNIQUE (job_id, config_index, repeat)
+);
+CREATE INDEX runs_by_context ON runs(context_id);
+CREATE TABLE measurements (
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  msg_size INTEGER NOT NULL,
+  avg_us REAL NOT NULL,
+  min_us REAL,
+  max_us REAL,
+  iterations INTEGER,
+  PRIMARY KEY (run_id, msg_size)
+);
+CREATE TABLE rules_versions (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER REFERENCES campaigns(id) ON DELETE SET NULL,
+  format TEXT NOT NULL,
+  content TEXT NOT NULL,
+  validation TEXT NOT NULL,
+  verification TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  deployed_to TEXT NOT NULL DEFAULT '',
+  created_at REAL NOT NULL
+);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER REFERENCES campaigns(id) ON DELETE CASCADE,
+  type TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  time REAL NOT NULL
+);
+)SQL";
+
+constexpr const char* kSchemaV2 = R"SQL(
+CREATE TABLE campaign_launch (
+  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id) ON DELETE CASCADE,
+  launch TEXT NOT NULL
+);
+)SQL";
+
+nlohmann::json parse_json_column(const std::string& text) {
+  if (text.empty()) return nullptr;
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+CampaignRecord read_campaign(sql::Statement& s) {
+  CampaignRecord c;
+  c.id = s.int64(0);
+  c.name = s.text(1);
+  c.state = s.text(2);
+  c.spec = parse_json_column(s.text(3));
+  c.error = s.text(4);
+  c.created_at = s.real(5);
+  c.updated_at = s.real(6);
+  return c;
+}
+
+ContextRecord read_context(sql::Statement& s) {
+  ContextRecord c;
+  c.id = s.int64(0);
+  c.campaign_id = s.int64(1);
+  c.collective = parse_collective(s.text(2)).value_or(Collective::bcast);
+  c.comm_size = s.integer(3);
+  c.nodes = s.integer(4);
+  c.ppn = s.integer(5);
+  c.state = s.text(6);
+  c.optimizer_state = parse_json_column(s.text(7));
+  c.result = parse_json_column(s.text(8));
+  return c;
+}
+
+JobRecord read_job(sql::Statement& s) {
+  JobRecord j;
+  j.id = s.int64(0);
+  j.campaign_id = s.int64(1);
+  j.context_id = s.int64(2);
+  j.tag = s.text(3);
+  j.backend = s.text(4);
+  j.backend_job_id = s.text(5);
+  j.purpose = s.text(6);
+  j.state = s.text(7);
+  j.request = parse_json_column(s.text(8));
+  j.created_at = s.real(9);
+  j.updated_at = s.real(10);
+  return j;
+}
+
+RulesVersionRecord read_rules(sql::Statement& s) {
+  RulesVersionRecord r;
+  r.id = s.int64(0);
+  if (!s.is_null(1)) r.campaign_id = s.int64(1);
+  r.format = s.text(2);
+  r.content = s.text(3);
+  r.validation = parse_json_column(s.text(4));
+  r.verification = parse_json_column(s.text(5));
+  r.fingerprint = parse_json_column(s.text(6));
+  r.deployed_to = s.text(7);
+  r.created_at = s.real(8);
+  return r;
+}
+
+constexpr const char* kCampaignColumns =
+    "SELECT id, name, state, spec, error, created_at, updated_at FROM campaigns ";
+constexpr const char* kContextColumns =
+    "SELECT id, campaign_id, collective, comm_size, nodes, ppn, state, optimizer_state, result "
+    "FROM contexts ";
+constexpr const char* kJobColumns =
+    "SELECT id, campaign_id, context_id, tag, backend, backend_job_id, purpose, state, request, "
+    "created_at, updated_at FROM jobs ";
+constexpr const char* kRunColumns =
+    "SELECT id, job_id, context_id, purpose, config_index, repeat, algorithm, segsize, fanout, "
+    "outcome, error, provenance FROM runs ";
+constexpr const char* kRulesColumns =
+    "SELECT id, campaign_id, format, content, validation, verification, fingerprint, "
+    "deployed_to, created_at FROM rules_versions ";
+
+}  // namespace
+
+double unix_time_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+// A file that exists but holds 0 bytes is not a store SQLite would recognise: opening it
+// would silently make an empty one in its place (a truncated copy, a wrong path). Refused;
+// only a path that does not exist yet starts a new store. (A 0-byte main file next to a
+// non-empty write-ahead log is left to SQLite, which recovers from the log.)
+const std::string& refuse_empty_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty() || path == ":memory:" || !fs::is_regular_file(path, ec)) return path;
+  if (fs::file_size(path, ec) != 0 || ec) return path;
+  if (fs::file_size(path + "-wal", ec) > 0 && !ec) return path;
+  throw sql::Error("database " + path +
+                       " is an empty file (0 bytes), not a colltune store: remove it to start a "
+                       "new store, or give the path of the real one",
+                   SQLITE_NOTADB);
+}
+
+}  // namespace
+
+Store::Store(const std::string& path) : db_(refuse_empty_file(path)) {
+  check_integrity();
+  migrate();
+}
+
+void Store::check_integrity() {
+  // quick_check reads every page (O(size), without the index cross-checks of integrity_check):
+  // a store with damaged pages is refused at start instead of failing reads later.
+  std::string problems;
+  try {
+    auto s = db_.prepare("PRAGMA quick_check(5)");
+    while (s.step()) {
+      const std::string row = s.text(0);
+      if (row == "ok") continue;
+      problems += (problems.empty() ? "" : "; ") + row;
+    }
+  } catch (const sql::Error& e) {
+    problems = e.what();
+  }
+  if (!problems.empty())
+    throw sql::Error("database " + db_.path() + " is damaged (PRAGMA quick_check: " + problems +
+                         "): colltune will not use it; restore it from a backup, or salvage "
+                         "it with the sqlite3 shell's .recover",
+                     SQLITE_CORRUPT);
+}
+
+void Store::migrate() {
+  std::lock_guard lock(mutex_);
+  int version = db_.user_version();
+  if (version > kSchemaVersion)
+    throw sql::Error("database " + db_.path() + " has schema version " + std::to_string(version) +
+                         ", newer than this colltune (" + std::to_string(kSchemaVersion) + ")",
+                     SQLITE_MISMATCH);
+  if (version == 0) {
+    // A non-empty database without our version is someone else's file: refuse it.
+    auto s = db_.prepare("SELECT count(*) FROM sqlite_master");
+    s.step();
+    if (s.int64(0) > 0)
+      throw sql::Error("database " + db_.path() + " is not a colltune store", SQLITE_MISMATCH);
+    sql::Transaction tx(db_);
+    db_.exec_script(kSchemaV1);
+    db_.set_user_version(1);
+    tx.commit();
+    version = 1;
+  }
+  if (version == 1) {
+    // v2: how a foreground `colltune tune` launched a campaign (backend settings, outputs), so
+    // that `tune --resume` restores it instead of rebuilding it from the resume command's flags.
+    sql::Transaction tx(db_);
+    db_.exec_script(kSchemaV2);
+    db_.set_user_version(2);
+    tx.commit();
+    version = 2;
+  }
+}
+
+void Store::set_campaign_launch(std::int64_t campaign_id, const nlohmann::json& launch) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("INSERT OR REPLACE INTO campaign_launch (campaign_id, launch) VALUES (?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, launch.dump())
+      .exec();
+}
+
+std::optional<nlohmann::json> Store::campaign_launch(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT launch FROM campaign_launch WHERE campaign_id = ?");
+  s.bind(1, campaign_id);
+  if (!s.step()) return std::nullopt;
+  return parse_json_column(s.text(0));
+}
+
+std::int64_t Store::create_campaign(const std::string& name, const nlohmann::json& spec,
+                                    const std::string& state) {
+  std::lock_guard lock(mutex_);
+  return insert_campaign_locked(name, spec, state, unix_time_now());
+}
+
+std::int64_t Store::insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
+                                           const std::string& state, double now) {
+  db_.prepare(
+         "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
+         "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, name)
+      .bind(2, state)
+      .bind(3, spec.dump())
+      .bind(4, now)
+      .bind(5, now)
+      .exec();
+  return db_.last_insert_id();
+}
+
+std::int64_t Store::create_campaign_with_contexts(const std::string& name,
+                                                  const nlohmann::json& spec,
+                                                  const std::string& state,
+                                                  const std::vector<NewContext>& contexts) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const double now = unix_time_now();
+  const std::int64_t id = insert_campaign_locked(name, spec, state, now);
+  auto insert = db_.prepare(
+      "INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, "
+      "updated_at) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& c : contexts) {
+    insert.bind(1, id)
+        .bind(2, std::string(colltune::name(c.collective)))
+        .bind(3, c.comm_size)
+        .bind(4, c.nodes)
+        .bind(5, c.ppn)
+        .bind(6, now);
+    insert.exec();
+  }
+  tx.commit();
+  return id;
+}
+
+void Store::set_campaign_state(std::int64_t id, const std::string& state,
+                               const std::string& error) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE campaigns SET state = ?, error = ?, updated_at = ? WHERE id = ?")
+      .bind(1, state)
+      .bind(2, error)
+      .bind(3, unix_time_now())
+      .bind(4, id)
+      .exec();
+}
+
+std::optional<CampaignRecord> Store::campaign(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kCampaignColumns) + "WHERE id = ?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_campaign(s);
+}
+
+std::vector<CampaignRecord> Store::campaigns(const std::string& state, int limit, int offset) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kCampaignColumns) +
+                       "WHERE (?1 = '' OR state = ?1) ORDER BY id DESC LIMIT ?2 OFFSET ?3");
+  s.bind(1, state).bind(2, limit).bind(3, offset);
+  std::vector<CampaignRecord> out;
+  while (s.step()) out.push_back(read_campaign(s));
+  return out;
+}
+
+std::int64_t Store::count_campaigns(const std::string& state) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT count(*) FROM campaigns WHERE (?1 = '' OR state = ?1)");
+  s.bind(1, state);
+  s.step();
+  return s.int64(0);
+}
+
+std::int64_t Store::add_context(std::int64_t campaign_id, Collective collective, int comm_size,
+                                int nodes, int ppn) {
+  std::lock_guard lock(mutex_);
+  db_.prepare(
+         "INSERT INTO contexts (campaign_id, collective, comm_size, nodes, ppn, updated_at) "
+         "VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, std::string(name(collective)))
+      .bind(3, comm_size)
+      .bind(4, nodes)
+      .bind(5, ppn)
+      .bind(6, unix_time_now())
+      .exec();
+  return db_.last_insert_id();
+}
+
+void Store::set_context_state(std::int64_t id, const std::string& state) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE contexts SET state = ?, updated_at = ? WHERE id = ?")
+      .bind(1, state)
+      .bind(2, unix_time_now())
+      .bind(3, id)
+      .exec();
+}
+
+void Store::save_optimizer_state(std::int64_t context_id, const nlohmann::json& state) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
+      .bind(1, state.dump())
+      .bind(2, unix_time_now())
+      .bind(3, context_id)
+      .exec();
+}
+
+void Store::save_context_result(std::int64_t context_id, const nlohmann::json& result) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE contexts SET result = ?, updated_at = ? WHERE id = ?")
+      .bind(1, result.dump())
+      .bind(2, unix_time_now())
+      .bind(3, context_id)
+      .exec();
+}
+
+std::vector<ContextRecord> Store::contexts(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kContextColumns) + "WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<ContextRecord> out;
+  while (s.step()) out.push_back(read_context(s));
+  return out;
+}
+
+std::vector<ContextRecord> Store::contexts_brief(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, collective, comm_size, nodes, ppn, state, '', '' "
+      "FROM contexts WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<ContextRecord> out;
+  while (s.step()) out.push_back(read_context(s));
+  return out;
+}
+
+std::optional<ContextRecord> Store::context(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kContextColumns) + "WHERE id = ?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_context(s);
+}
+
+std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id,
+                               const std::string& tag, const std::string& backend,
+                               const std::string& purpose, const nlohmann::json& request,
+                               const nlohmann::json& optimizer_state) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const double now = unix_time_now();
+  db_.prepare(
+         "INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
+         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, context_id)
+      .bind(3, tag)
+      .bind(4, backend)
+      .bind(5, purpose)
+      .bind(6, request.dump())
+      .bind(7, now)
+      .bind(8, now)
+      .exec();
+  const std::int64_t id = db_.last_insert_id();
+  if (!optimizer_state.is_null())
+    db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
+        .bind(1, optimizer_state.dump())
+        .bind(2, now)
+        .bind(3, context_id)
+        .exec();
+  tx.commit();
+  return id;
+}
+
+void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE jobs SET backend_job_id = ?, state = 'running', updated_at = ? WHERE id = ?")
+      .bind(1, backend_job_id)
+      .bind(2, unix_time_now())
+      .bind(3, job_id)
+      .exec();
+}
+
+void Store::set_job_state(std::int64_t job_id, const std::string& state) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
+      .bind(1, state)
+      .bind(2, unix_time_now())
+      .bind(3, job_id)
+      .exec();
+}
+
+void Store::complete_job(std::int64_t job_id, const std::string& state, std::int64_t context_id,
+                         const nlohmann::json& optimizer_state) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const double now = unix_time_now();
+  db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
+      .bind(1, state)
+      .bind(2, now)
+      .bind(3, job_id)
+      .exec();
+  if (!optimizer_state.is_null())
+    db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
+        .bind(1, optimizer_state.dump())
+        .bind(2, now)
+        .bind(3, context_id)
+        .exec();
+  tx.commit();
+}
+
+std::optional<JobRecord> Store::job(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kJobColumns) + "WHERE id = ?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_job(s);
+}
+
+std::optional<JobRecord> Store::job_by_tag(const std::string& tag) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kJobColumns) + "WHERE tag = ?");
+  s.bind(1, tag);
+  if (!s.step()) return std::nullopt;
+  return read_job(s);
+}
+
+std::vector<JobRecord> Store::jobs(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kJobColumns) + "WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<JobRecord> out;
+  while (s.step()) out.push_back(read_job(s));
+  return out;
+}
+
+std::vector<JobRecord> Store::unfinished_jobs() {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kJobColumns) +
+                       "WHERE state IN ('submitting', 'running') ORDER BY id");
+  std::vector<JobRecord> out;
+  while (s.step()) out.push_back(read_job(s));
+  return out;
+}
+
+bool Store::record_run(std::int64_t job_id, std::int64_t context_id, const std::string& purpose,
+                       const RunResult& result) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  auto exists =
+      db_.prepare("SELECT 1 FROM runs WHERE job_id = ? AND config_index = ? AND repeat = ?");
+  exists.bind(1, job_id)
+      .bind(2, static_cast<std::int64_t>(result.config_index))
+      .bind(3, result.repeat);
+  if (exists.step()) return false;
+  nlohmann::json provenance = result.provenance;
+  db_.prepare(
+         "INSERT INTO runs (job_id, context_id, purpose, config_index, repeat, algorithm, "
+         "segsize, fanout, outcome, error, provenance, recorded_at) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, job_id)
+      .bind(2, context_id)
+      .bind(3, purpose)
+      .bind(4, static_cast<std::int64_t>(result.config_index))
+      .bind(5, result.repeat)
+      .bind(6, result.config.algorithm)
+      .bind(7, result.config.segsize)
+      .bind(8, result.config.fanout)
+      .bind(9, std::string(to_string(result.outcome)))
+      .bind(10, result.error)
+      .bind(11, provenance.dump())
+      .bind(12, unix_time_now())
+      .exec();
+  const std::int64_t run_id = db_.last_insert_id();
+  auto insert = db_.prepare(
+      "INSERT OR REPLACE INTO measurements (run_id, msg_size, avg_us, min_us, "
+      "max_us, iterations) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& row : result.rows) {
+    insert.bind(1, run_id)
+        .bind(2, row.size)
+        .bind(3, row.avg_us)
+        .bind(4, row.min_us)
+        .bind(5, row.max_us)
+        .bind(6, row.iterations);
+    insert.exec();
+  }
+  tx.commit();
+  return true;
+}
+
+RunRecord Store::read_run(sql::Statement& s) {
+  RunRecord r;
+  r.id = s.int64(0);
+  r.job_id = s.int64(1);
+  r.context_id = s.int64(2);
+  r.purpose = s.text(3);
+  r.config_index = static_cast<std::size_t>(s.int64(4));
+  r.repeat = s.integer(5);
+  r.config = TuningConfig{s.integer(6), s.integer(7), s.integer(8)};
+  r.outcome = parse_run_outcome(s.text(9)).value_or(RunOutcome::failed);
+  r.error = s.text(10);
+  auto prov = parse_json_column(s.text(11));
+  if (prov.is_object()) r.provenance = prov.get<Provenance>();
+  return r;
+}
+
+namespace {
+
+void attach_measurements(sql::Database& db, std::vector<RunRecord>& runs) {
+  auto m = db.prepare(
+      "SELECT msg_size, avg_us, min_us, max_us, iterations FROM measurements "
+      "WHERE run_id = ? ORDER BY msg_size");
+  for (auto& run : runs) {
+    m.bind(1, run.id);
+    while (m.step()) {
+      OsuRow row;
+      row.size = m.int64(0);
+      row.avg_us = m.real(1);
+      row.min_us = m.optional_real(2);
+      row.max_us = m.optional_real(3);
+      row.iterations = m.optional_int64(4);
+      run.rows.push_back(row);
+    }
+    m.reset();
+  }
+}
+
+}  // namespace
+
+std::vector<RunRecord> Store::runs_of_context(std::int64_t context_id, const std::string& purpose) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kRunColumns) +
+                       "WHERE context_id = ?1 AND (?2 = '' OR purpose = ?2) ORDER BY id");
+  s.bind(1, context_id).bind(2, purpose);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  attach_measurements(db_, out);
+  return out;
+}
+
+std::vector<RunRecord> Store::runs_of_job(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kRunColumns) + "WHERE job_id = ? ORDER BY id");
+  s.bind(1, job_id);
+  std::vector<RunRecord> out;
+  while (s.step()) out.push_back(read_run(s));
+  attach_measurements(db_, out);
+  return out;
+}
+
+std::int64_t Store::count_runs(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT count(*) FROM runs JOIN jobs ON runs.job_id = jobs.id "
+      "WHERE jobs.campaign_id = ?");
+  s.bind(1, campaign_id);
+  s.step();
+  return s.int64(0);
+}
+
+std::int64_t Store::count_measurements(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  // One statement per case: "(?1 = 0 OR jobs.campaign_id = ?1)" keeps SQLite off the campaign
+  // index and scans every measurement of the store (ms per call once it holds 10^5 rows).
+  if (campaign_id == 0) {
+    auto all = db_.prepare("SELECT count(*) FROM measurements");
+    all.step();
+    return all.int64(0);
+  }
+  auto s = db_.prepare(
+      "SELECT count(*) FROM measurements JOIN runs ON measurements.run_id = runs.id "
+      "JOIN jobs ON runs.job_id = jobs.id WHERE jobs.campaign_id = ?1");
+  s.bind(1, campaign_id);
+  s.step();
+  return s.int64(0);
+}
+
+std::int64_t Store::add_rules_version(const RulesVersionRecord& r) {
+  std::lock_guard lock(mutex_);
+  db_.prepare(
+         "INSERT INTO rules_versions (campaign_id, format, content, validation, "
+         "verification, fingerprint, deployed_to, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, r.campaign_id)
+      .bind(2, r.format)
+      .bind(3, r.content)
+      .bind(4, r.validation.dump())
+      .bind(5, r.verification.dump())
+      .bind(6, r.fingerprint.dump())
+      .bind(7, r.deployed_to)
+      .bind(8, unix_time_now())
+      .exec();
+  return db_.last_insert_id();
+}
+
+void Store::set_rules_verification(std::int64_t id, const nlohmann::json& verification) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE rules_versions SET verification = ? WHERE id = ?")
+      .bind(1, verification.dump())
+      .bind(2, id)
+      .exec();
+}
+
+void Store::set_rules_deployed(std::int64_t id, const std::string& deployed_to) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("UPDATE rules_versions SET deployed_to = ? WHERE id = ?")
+      .bind(1, deployed_to)
+      .bind(2, id)
+      .exec();
+}
+
+void Store::record_deployment(const std::string& target,
+                              const std::function<std::optional<std::int64_t>()>& file_step) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const std::optional<std::int64_t> live = file_step();
+  db_.prepare("UPDATE rules_versions SET deployed_to = '' WHERE deployed_to = ? AND id != ?")
+      .bind(1, target)
+      .bind(2, live.value_or(-1))
+      .exec();
+  if (live)
+    db_.prepare("UPDATE rules_versions SET deployed_to = ? WHERE id = ?")
+        .bind(1, target)
+        .bind(2, *live)
+        .exec();
+  tx.commit();
+}
+
+std::optional<RulesVersionRecord> Store::rules_version(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kRulesColumns) + "WHERE id = ?");
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_rules(s);
+}
+
+std::vector<RulesVersionRecord> Store::rules_versions(std::optional<std::int64_t> campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(std::string(kRulesColumns) +
+                       "WHERE (?1 IS NULL OR campaign_id = ?1) ORDER BY id DESC");
+  s.bind(1, campaign_id);
+  std::vector<RulesVersionRecord> out;
+  while (s.step()) out.push_back(read_rules(s));
+  return out;
+}
+
+std::int64_t Store::add_event(std::optional<std::int64_t> campaign_id, const std::string& type,
+                              const nlohmann::json& payload) {
+  std::lock_guard lock(mutex_);
+  db_.prepare("INSERT INTO events (campaign_id, type, payload, time) VALUES (?, ?, ?, ?)")
+      .bind(1, campaign_id)
+      .bind(2, type)
+      .bind(3, payload.dump())
+      .bind(4, unix_time_now())
+      .exec();
+  return db_.last_insert_id();
+}
+
+std::vector<EventRecord> Store::events_after(std::int64_t after_id, int limit) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, type, payload, time FROM events WHERE id > ? "
+      "ORDER BY id LIMIT ?");
+  s.bind(1, after_id).bind(2, limit);
+  std::vector<EventRecord> out;
+  while (s.step()) {
+    EventRecord e;
+    e.id = s.int64(0);
+    if (!s.is_null(1)) e.campaign_id = s.int64(1);
+    e.type = s.text(2);
+    e.payload = parse_json_column(s.text(3));
+    e.time = s.real(4);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace colltune
+
+// ---- Queries of the daemon's REST API and metrics.
+namespace colltune {
+
+std::optional<EventRecord> Store::last_event_of_type(const std::string& type) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT id, campaign_id, type, payload, time FROM events WHERE type = ? "
+      "ORDER BY id DESC LIMIT 1");
+  s.bind(1, type);
+  if (!s.step()) return std::nullopt;
+  EventRecord e;
+  e.id = s.int64(0);
+  if (!s.is_null(1)) e.campaign_id = s.int64(1);
+  e.type = s.text(2);
+  e.payload = parse_json_column(s.text(3));
+  e.time = s.real(4);
+  return e;
+}
+
+std::int64_t Store::last_event_id() {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT coalesce(max(id), 0) FROM events");
+  s.step();
+  return s.int64(0);
+}
+
+std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t campaign_id,
+                                        int limit, int offset) {
+  std::lock_guard lock(mutex_);
+  // With a campaign, a plain "campaign_id = ?2" so that its index is used (see count_measurements).
+  auto s = db_.prepare(std::string(kJobColumns) +
+                       (campaign_id == 0 ? "WHERE (?1 = '' OR state = ?1) AND ?2 = 0 "
+                                         : "WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1) ") +
+                       "ORDER BY id LIMIT ?3 OFFSET ?4");
+  s.bind(1, state).bind(2, campaign_id).bind(3, limit).bind(4, offset);
+  std::vector<JobRecord> out;
+  while (s.step()) out.push_back(read_job(s));
+  return out;
+}
+
+std::int64_t Store::count_jobs(const std::string& state, std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      campaign_id == 0
+          ? "SELECT count(*) FROM jobs WHERE (?1 = '' OR state = ?1) AND ?2 = 0"
+          : "SELECT count(*) FROM jobs WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1)");
+  s.bind(1, state).bind(2, campaign_id);
+  s.step();
+  return s.int64(0);
+}
+
+std::vector<Store::MeasurementRow> Store::measurements_page(std::int64_t campaign_id, int limit,
+                                                            int offset) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare(
+      "SELECT runs.id, runs.job_id, runs.context_id, runs.purpose, runs.algorithm, runs.segsize, "
+      "runs.fanout, runs.repeat, runs.outcome, m.msg_size, m.avg_us, m.min_us, m.max_us, "
+      "m.iterations, runs.recorded_at FROM measurements m JOIN runs ON m.run_id = runs.id "
+      "JOIN jobs ON runs.job_id = jobs.id WHERE jobs.campaign_id = ? "
+      "ORDER BY runs.id, m.msg_size LIMIT ? OFFSET ?");
+  s.bind(1, campaign_id).bind(2, limit).bind(3, offset);
+  std::vector<MeasurementRow> out;
+  while (s.step()) {
+    MeasurementRow r;
+    r.run_id = s.int64(0);
+    r.job_id = s.int64(1);
+    r.context_id = s.int64(2);
+    r.purpose = s.text(3);
+    r.config = TuningConfig{s.integer(4), s.integer(5), s.integer(6)};
+    r.repeat = s.integer(7);
+    r.outcome = s.text(8);
+    r.row.size = s.int64(9);
+    r.row.avg_us = s.real(10);
+    r.row.min_us = s.optional_real(11);
+    r.row.max_us = s.optional_real(12);
+    r.row.iterations = s.optional_int64(13);
+    r.recorded_at = s.real(14);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+namespace {
+std::vector<std::pair<std::string, std::int64_t>> grouped_counts(sql::Database& db,
+                                                                 const char* query) {
+  auto s = db.prepare(query);
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.int64(1));
+  return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::int64_t>> Store::campaign_state_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_, "SELECT state, count(*) FROM campaigns GROUP BY state ORDER BY state");
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::job_state_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_, "SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state");
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::run_outcome_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(db_,
+                        "SELECT outcome, count(*) FROM runs GROUP BY outcome ORDER BY outcome");
+}
+
+Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  CampaignProgress p;
+  auto c = db_.prepare(
+      "SELECT count(*), coalesce(sum(state = 'done'), 0) FROM contexts "
+      "WHERE campaign_id = ?");
+  c.bind(1, campaign_id);
+  c.step();
+  p.contexts = c.int64(0);
+  p.contexts_done = c.int64(1);
+  auto r = db_.prepare(
+      "SELECT count(*) FROM runs JOIN contexts ON runs.context_id = contexts.id "
+      "WHERE contexts.campaign_id = ?");
+  r.bind(1, campaign_id);
+  r.step();
+  p.runs = r.int64(0);
+  return p;
+}
+
+std::vector<std::string> Store::context_states(std::int64_t campaign_id) {
+  std::lock_guard lock(mutex_);
+  auto s = db_.prepare("SELECT state FROM contexts WHERE campaign_id = ? ORDER BY id");
+  s.bind(1, campaign_id);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+}  // namespace colltune
