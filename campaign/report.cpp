@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "core/iso_time.h"
-#include "core/version.h"
-#include "optimizer/final_choice.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_states.h"
 #include "campaign/cluster_search.h"
 #include "campaign/context_result.h"
+#include "core/iso_time.h"
+#include "core/version.h"
+#include "optimizer/final_choice.h"
 
 namespace colltune {
 namespace {
@@ -300,32 +300,31 @@ nlohmann::json CampaignReport::to_json() const {
                   {"verification_skipped", rules->verification_skipped},
                   {"reason", rules->reason},
                   {"reverted", rules->reverted}};
-  return {
-      {"schema_version", header.schema_version},
-      {"colltune_version", header.colltune_version},
-      {"backend", header.backend},
-      {"ompi_version", text_or_null(header.ompi_version)},
-      {"host", text_or_null(header.host)},
-      {"hosts", header.hosts},
-      {"created_at", header.created_at},
-      {"finished_at", text_or_null(header.finished_at)},
-      {"generated_at", header.generated_at},
-      {"campaign",
-       {{"id", campaign.id},
-        {"name", campaign.name},
-        {"state", campaign.state},
-        {"spec", campaign.spec},
-        {"error", campaign.error}}},
-      {"contexts", contexts_json},
-      {"results", results_json},
-      {"cluster", cluster},
-      {"predicted", predicted},
-      {"rules", rules_json},
-      {"cost",
-       {{"jobs", cost.jobs},
-        {"runs", cost.runs},
-        {"benchmark_seconds", cost.benchmark_seconds},
-        {"node_seconds", cost.node_seconds}}}};
+  return {{"schema_version", header.schema_version},
+          {"colltune_version", header.colltune_version},
+          {"backend", header.backend},
+          {"ompi_version", text_or_null(header.ompi_version)},
+          {"host", text_or_null(header.host)},
+          {"hosts", header.hosts},
+          {"created_at", header.created_at},
+          {"finished_at", text_or_null(header.finished_at)},
+          {"generated_at", header.generated_at},
+          {"campaign",
+           {{"id", campaign.id},
+            {"name", campaign.name},
+            {"state", campaign.state},
+            {"spec", campaign.spec},
+            {"error", campaign.error}}},
+          {"contexts", contexts_json},
+          {"results", results_json},
+          {"cluster", cluster},
+          {"predicted", predicted},
+          {"rules", rules_json},
+          {"cost",
+           {{"jobs", cost.jobs},
+            {"runs", cost.runs},
+            {"benchmark_seconds", cost.benchmark_seconds},
+            {"node_seconds", cost.node_seconds}}}};
 }
 
 nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "core/tuning_config.h"
-#include "campaign/store.h"
 
 namespace colltune {
 
@@ -64,10 +64,10 @@ struct ReportResult {
   bool default_within_noise = false;
   std::optional<double> search_default_us;
   std::optional<double> search_best_us;
-  std::string final_method;  // paired or median
+  std::string final_method;         // paired or median
   std::string source = "measured";  // measured at this comm size (predicted cells: `predicted`)
-  nlohmann::json reverted;   // null, or why the rules stage put the default back
-  nlohmann::json candidate;  // null, or the paired phase's candidate when it was not kept
+  nlohmann::json reverted;          // null, or why the rules stage put the default back
+  nlohmann::json candidate;         // null, or the paired phase's candidate when it was not kept
   bool remeasured = false;
   std::optional<int> remeasure_samples;  // set when remeasured
   std::optional<double> default_us;

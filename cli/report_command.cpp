@@ -9,14 +9,14 @@
 #include <memory>
 #include <stdexcept>
 
+#include "campaign/report.h"
+#include "campaign/store.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
 #include "cli/report_file.h"
 #include "cli/report_html.h"
 #include "cli/report_table.h"
 #include "core/algorithm_table.h"
-#include "campaign/report.h"
-#include "campaign/store.h"
 
 namespace colltune {
 namespace {

@@ -413,10 +413,12 @@ void add_tune_command(CLI::App& app) {
                   "from the runs' timeouts)");
   add_db_option(cmd, args->db, "SQLite store (every measurement is kept as it arrives)");
   cmd->add_option("--rules-out", args->rules_out, "Rules file to write")->capture_default_str();
-  progress.set_budget(args.budget);
   cmd->add_option("--report-out", args->report_out,
                   "Report to write: .html/.htm the self-contained HTML page, else JSON");
-  cmd->add_option("--resume", args->resume, "Resume campaign ID from --db");
+  cmd->add_option("--resume", args->resume,
+                  "Resume campaign ID from --db (backend and its "
+                  "settings, Slurm flags included, as created)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-verify", args->no_verify, "Skip verification of the rules file");
   set_exit_codes(cmd,
                  {{kExitOk, "rules file written and verified (or --no-verify)"},

@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "core/seed.h"
+#include "core/stats.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/kronecker_gp.h"
 #include "optimizer/latin_hypercube.h"
@@ -20,21 +22,6 @@ constexpr double kFailurePenalty = 0.6931471805599453;  // failed runs count as 
 constexpr int kMinModelRows = 3;
 constexpr int kFitRows = 40;
 constexpr double kWarmBudgetShare = 0.4;  // of the cold budget, under a warm start with runs
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t salt) {
-  std::uint64_t x = seed ^ (salt + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2));
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return x;
-}
 
 }  // namespace
 
@@ -703,7 +690,7 @@ std::vector<BayesStrategy::SizeDecision> BayesStrategy::decide() const {
     if (measured.empty()) continue;
     auto mu = [&](int j) { return view.center[s] + view.scale[s] * mean(j, s); };
     auto sd2 = [&](int j) { return view.scale[s] * view.scale[s] * var(j, s); };
-    auto med = [&](int j) { return median_of(view.logs[j][s]); };
+    auto med = [&](int j) { return median(view.logs[j][s]); };
     auto runs = [&](int j) { return static_cast<double>(view.logs[j][s].size()); };
     // Score (log latency) and the standard deviation of its error, per measured configuration.
     auto score = [&](int j) { return mode == "median" ? med(j) : mu(j); };
@@ -817,6 +804,19 @@ std::vector<Choice> BayesStrategy::recommend() const {
     out.push_back(c);
   }
   return out;
+}
+
+std::optional<std::vector<TuningConfig>> BayesStrategy::design_of(const nlohmann::json& state) {
+  if (!state.is_object() || !state.contains("design") || !state.at("design").is_array())
+    return std::nullopt;
+  std::vector<TuningConfig> design;
+  for (const auto& d : state.at("design")) {
+    try {
+      design.push_back(d.get<TuningConfig>());
+    } catch (const std::exception&) {
+    }
+  }
+  return design;
 }
 
 nlohmann::json BayesStrategy::state() const {

@@ -104,6 +104,8 @@ class BayesStrategy : public Strategy {
   int planned_evaluations() const override { return max_evaluations_; }
   std::vector<TuningConfig> finalists(int per_size) const override;
   std::vector<Choice> recommend() const override;
+  // The initial design in a state() of this strategy; nullopt when it has none (malformed).
+  static std::optional<std::vector<TuningConfig>> design_of(const nlohmann::json& state);
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
 

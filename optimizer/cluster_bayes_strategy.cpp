@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/rng.h"
+#include "core/stats.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/latin_hypercube.h"
 
@@ -13,13 +14,6 @@ namespace colltune {
 namespace {
 
 constexpr double kSqrt5 = 2.2360679774997896964;
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
 
 double comm_correlation(double log2_a, double log2_b, double length) {
   const double r = std::abs(log2_a - log2_b) / length;
@@ -498,8 +492,7 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
       choice.msg_size = options_.msg_sizes[s];
       auto measured_median = [&](const TuningConfig& c) {
         auto it = runs.find(c);
-        return it == runs.end() ? std::numeric_limits<double>::quiet_NaN()
-                                : median_of(it->second[s]);
+        return it == runs.end() ? std::numeric_limits<double>::quiet_NaN() : median(it->second[s]);
       };
       if (!gp || configs.empty()) {  // nothing observed yet: the default, unknown
         choice.config = TuningConfig::default_decision();

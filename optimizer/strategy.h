@@ -106,6 +106,12 @@ class Strategy {
   }
 };
 
+// The initial design (Latin hypercube start) recorded in a strategy's serialised state, for
+// displays that tell design runs from acquisition runs (the API's convergence view); nullopt
+// when the state names a strategy without one (random, exhaustive, bo-per-size's per-size
+// designs) or is not a strategy state. Each strategy reads its own format.
+std::optional<std::vector<TuningConfig>> initial_design_of(const nlohmann::json& state);
+
 // Names accepted by make_strategy: "bo", "bo-per-size", "random", "exhaustive".
 std::vector<std::string> strategy_names();
 

@@ -24,4 +24,10 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchSpa
   throw std::invalid_argument("unknown strategy '" + name + "'");
 }
 
+std::optional<std::vector<TuningConfig>> initial_design_of(const nlohmann::json& state) {
+  if (!state.is_object()) return std::nullopt;
+  if (state.value("strategy", std::string()) == "bo") return BayesStrategy::design_of(state);
+  return std::nullopt;
+}
+
 }  // namespace colltune

@@ -4,9 +4,10 @@
 #include <set>
 #include <sstream>
 
-#include "campaign/report.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/final_choice.h"
+#include "campaign/report.h"
+#include "optimizer/strategy.h"
 #include "server/http_api_internal.h"
 
 namespace colltune {
@@ -40,14 +41,8 @@ json campaign_convergence(Store& store, std::int64_t campaign_id) {
     // The optimizer's initial design (bo strategies keep it in their state).
     std::multiset<TuningConfig> design;
     std::optional<std::size_t> design_size;
-    if (ctx.optimizer_state.is_object() && ctx.optimizer_state.contains("design") &&
-        ctx.optimizer_state.at("design").is_array()) {
-      for (const auto& d : ctx.optimizer_state.at("design")) {
-        try {
-          design.insert(d.get<TuningConfig>());
-        } catch (const std::exception&) {
-        }
-      }
+    if (const auto initial = initial_design_of(ctx.optimizer_state)) {
+      design.insert(initial->begin(), initial->end());
       design_size = design.size();
     }
     std::map<std::int64_t, std::vector<double>> default_samples;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/stats.h"
 #include "optimizer/bayes_strategy.h"
 #include "optimizer/final_choice.h"
 #include "optimizer/kronecker_gp.h"
@@ -14,13 +15,6 @@
 
 namespace colltune::bench {
 namespace {
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 const Choice* choice_for(const std::vector<Choice>& choices, std::int64_t size) {
   for (const auto& c : choices)
@@ -157,10 +151,10 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     double sum = 0;
     for (double x : finite) sum += x;
     r.regret_mean = sum / finite.size();
-    r.regret_median = median_of(finite);
+    r.regret_median = median(finite);
     r.regret_max = *std::max_element(finite.begin(), finite.end());
   }
-  r.decision_ms = median_of(decision_ms);
+  r.decision_ms = median(decision_ms);
   r.decision_ms_max =
       decision_ms.empty() ? 0 : *std::max_element(decision_ms.begin(), decision_ms.end());
   return r;

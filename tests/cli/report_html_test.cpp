@@ -21,9 +21,10 @@
 #include "core/algorithm_table.h"
 #include "runner/sim_backend.h"
 #include "campaign/campaign_engine.h"
+#include "campaign/report.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/store.h"
-#include "tests/rules/process_runner.h"
+#include "tests/support/process_runner.h"
 
 namespace colltune {
 namespace {

@@ -345,5 +345,22 @@ TEST(PerSizeStrategy, EachSizeLearnsAndNamesItsSizes) {
   }
 }
 
+// The API's convergence view tells design runs from acquisition runs through
+// initial_design_of, not by reading a strategy's state JSON itself.
+TEST(StrategyState, InitialDesignIsReadByTheStrategyThatWroteIt) {
+  SearchSpace space(Collective::bcast, 8, table());
+  auto bo = make_strategy("bo", space, options(3));
+  const auto first = bo->suggest(64);
+  const auto design = initial_design_of(bo->state());
+  ASSERT_TRUE(design.has_value());
+  ASSERT_FALSE(design->empty());
+  // The design is what the strategy asks first.
+  for (std::size_t i = 0; i < std::min(first.size(), design->size()); ++i)
+    EXPECT_EQ(first[i], (*design)[i]) << i;
+  auto random = make_strategy("random", space, options(3));
+  EXPECT_FALSE(initial_design_of(random->state()).has_value());
+  EXPECT_FALSE(initial_design_of(nlohmann::json("not a state")).has_value());
+}
+
 }  // namespace
 }  // namespace colltune

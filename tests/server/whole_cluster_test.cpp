@@ -14,6 +14,8 @@
 #include "rules/rules_writer.h"
 #include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
+#include "campaign/event_sink.h"
+#include "campaign/report.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/cluster_rules.h"
 #include "campaign/cluster_search.h"
@@ -394,16 +396,19 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
 }
 
 TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
-  const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
+  // The default model (bo-cluster): its state is what a resume continues from.
+  nlohmann::json spec_json = cluster_spec_json({2, 4, 8});
+  spec_json["cluster"]["strategy"] = "bo-cluster";
+  const CampaignSpec spec = parse_campaign_spec(spec_json);
   const auto id = CampaignEngine::create_campaign(*store_, spec);
   CancelFlag cancel;
   int jobs_done = 0;
   {
     // Interrupted after the third search job of the first collective.
-    CampaignEngine engine(*store_, *backend_, table_,
-                          [&](const std::string& type, const nlohmann::json&) {
-                            if (type == "job_done" && ++jobs_done == 3) cancel.cancel();
-                          });
+    StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json&) {
+      if (type == "job_done" && ++jobs_done == 3) cancel.cancel();
+    });
+    CampaignEngine engine(*store_, *backend_, table_, &events);
     ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
   }
   // What was recorded before the interruption stays; the strategy's state is on the lead.
