@@ -8,16 +8,15 @@
 #include "core/rng.h"
 #include "core/stats.h"
 #include "optimizer/expected_improvement.h"
+#include "optimizer/kernel_math.h"
 #include "optimizer/latin_hypercube.h"
 
 namespace colltune {
 namespace {
 
-constexpr double kSqrt5 = 2.2360679774997896964;
-
 double comm_correlation(double log2_a, double log2_b, double length) {
   const double r = std::abs(log2_a - log2_b) / length;
-  return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
+  return matern52(r);
 }
 
 nlohmann::json pair_json(int comm_size, const TuningConfig& config) {

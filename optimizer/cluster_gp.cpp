@@ -6,16 +6,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "optimizer/kernel_math.h"
+
 namespace colltune {
 namespace {
-
-constexpr double kSqrt5 = 2.2360679774997896964;
-constexpr double kLog2Pi = 1.8378770664093454836;
-
-inline double matern52(double r) {
-  return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
-}
-inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 struct Prior {
   double mean, sd;

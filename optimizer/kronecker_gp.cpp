@@ -7,20 +7,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include "optimizer/kernel_math.h"
+
 namespace colltune {
 namespace {
-
-constexpr double kSqrt5 = 2.2360679774997896964;
-constexpr double kLog2Pi = 1.8378770664093454836;
-
-// Matern 5/2 at scaled distance r, and the factor F with dk/dlog(l_d) = F * (delta_d / l_d)^2.
-inline void matern52(double r, double* k, double* f) {
-  const double e = std::exp(-kSqrt5 * r);
-  *k = (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * e;
-  *f = 5.0 / 3.0 * (1.0 + kSqrt5 * r) * e;
-}
-
-inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 // Quadratic (Lagrange) interpolation through the noise log-variances at t = -1, 0, 1.
 inline double noise_basis(int k, double t) {

@@ -1,0 +1,28 @@
+// The small numerical pieces the Gaussian processes share (optimizer/kronecker_gp.h,
+// optimizer/cluster_gp.h, the comm-size correlation of optimizer/cluster_bayes_strategy.h): one
+// definition each, so that the models agree on what their kernel is.
+#pragma once
+
+#include <cmath>
+
+namespace colltune {
+
+inline constexpr double kSqrt5 = 2.2360679774997896964;
+inline constexpr double kLog2Pi = 1.8378770664093454836;  // log(2 pi)
+
+// Matern 5/2 correlation at scaled distance r >= 0.
+inline double matern52(double r) {
+  return (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r);
+}
+
+// Matern 5/2 at scaled distance r, and the factor F with dk/dlog(l_d) = F * (delta_d / l_d)^2
+// (the gradient of the kernel with respect to a log length-scale).
+inline void matern52(double r, double* k, double* f) {
+  const double e = std::exp(-kSqrt5 * r);
+  *k = (1.0 + kSqrt5 * r + 5.0 / 3.0 * r * r) * e;
+  *f = 5.0 / 3.0 * (1.0 + kSqrt5 * r) * e;
+}
+
+inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+}  // namespace colltune
