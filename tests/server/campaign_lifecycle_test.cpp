@@ -11,7 +11,7 @@
 #include "runner/backend_factory.h"
 #include "campaign/context_result.h"
 #include "tests/server/daemon_test_support.h"
-#include "tests/server/recording_event_sink.h"
+#include "tests/support/recording_event_sink.h"
 
 namespace colltune {
 namespace {
