@@ -25,6 +25,10 @@ struct Evaluation {
   std::vector<std::int64_t> msg_sizes;
   std::vector<double> latency_us;  // same length as msg_sizes
   bool failed = false;             // the run failed; the configuration should not be retried
+  // What the run cost: its benchmark seconds as the backend observed them (local / Slurm: the
+  // wall time of the benchmark process; sim / replay: the modelled time of the OSU run), not
+  // multiplied by nodes. 0 = unknown (older stores, hand-made evaluations).
+  double seconds = 0;
 };
 
 // The pick for one message size.
