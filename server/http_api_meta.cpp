@@ -48,18 +48,18 @@ void add_meta_routes(Router& router, ApiContext& api) {
           const HttpGateStats http = api.http_stats();
           api.metrics.set_gauge("colltune_http_connections_open", "HTTP connections open now.",
                                 http.open);
-          api.metrics.set_gauge("colltune_http_connections_accepted",
-                                "HTTP connections accepted since the start.",
-                                static_cast<double>(http.accepted));
-          api.metrics.set_gauge("colltune_http_connections_refused",
-                                "HTTP connections refused (all workers busy) since the start.",
-                                static_cast<double>(http.refused_busy));
-          api.metrics.set_gauge("colltune_http_head_timeouts",
-                                "Connections closed because the request head came too slowly.",
-                                static_cast<double>(http.head_timeouts));
-          api.metrics.set_gauge("colltune_http_bad_heads",
-                                "Connections closed on a malformed request head.",
-                                static_cast<double>(http.bad_heads));
+          api.metrics.set_counter("colltune_http_connections_accepted_total",
+                                  "HTTP connections accepted since the start.",
+                                  static_cast<double>(http.accepted));
+          api.metrics.set_counter("colltune_http_connections_refused_total",
+                                  "HTTP connections refused (all workers busy) since the start.",
+                                  static_cast<double>(http.refused_busy));
+          api.metrics.set_counter("colltune_http_head_timeouts_total",
+                                  "Connections closed because the request head came too slowly.",
+                                  static_cast<double>(http.head_timeouts));
+          api.metrics.set_counter("colltune_http_bad_heads_total",
+                                  "Connections closed on a malformed request head.",
+                                  static_cast<double>(http.bad_heads));
         }
         send_text(res, api.metrics.render(api.store), "text/plain; version=0.0.4; charset=utf-8");
       });

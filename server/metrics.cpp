@@ -94,6 +94,11 @@ void Metrics::set_gauge(const std::string& name, const std::string& help, double
   gauges_[name] = {help, value};
 }
 
+void Metrics::set_counter(const std::string& name, const std::string& help, double value) {
+  std::lock_guard lock(mutex_);
+  counters_[name] = {help, value};
+}
+
 std::string Metrics::render(Store& store) {
   // Store counts first, outside our lock.
   const auto campaigns = store.campaign_state_counts();
@@ -199,6 +204,9 @@ std::string Metrics::render(Store& store) {
   for (const auto& [name, gauge] : gauges_)
     out += "# HELP " + name + " " + gauge.first + "\n# TYPE " + name + " gauge\n" + name + " " +
            number(gauge.second) + "\n";
+  for (const auto& [name, counter] : counters_)
+    out += "# HELP " + name + " " + counter.first + "\n# TYPE " + name + " counter\n" + name + " " +
+           number(counter.second) + "\n";
   return out;
 }
 

@@ -45,6 +45,9 @@ class Metrics {
   void count_event(const std::string& type);
   // A gauge the caller refreshes before render(); `help` is its # HELP text.
   void set_gauge(const std::string& name, const std::string& help, double value);
+  // A counter kept elsewhere (a monotonic total since the daemon started) that the caller
+  // copies in before render(); rendered with # TYPE counter. `name` ends in "_total".
+  void set_counter(const std::string& name, const std::string& help, double value);
 
   std::string render(Store& store);
 
@@ -54,7 +57,8 @@ class Metrics {
   std::map<std::pair<std::string, std::string>, Histogram> request_seconds_;
   Histogram decision_seconds_;
   std::map<std::string, std::uint64_t> events_;
-  std::map<std::string, std::pair<std::string, double>> gauges_;  // name -> help, value
+  std::map<std::string, std::pair<std::string, double>> gauges_;    // name -> help, value
+  std::map<std::string, std::pair<std::string, double>> counters_;  // name -> help, value
 };
 
 // The event the daemon records for each sentinel report (POST /api/v1/sentinel): payload

@@ -353,7 +353,7 @@ TEST(HttpFrontDoor, ConnectionsPerClientAreCapped) {
   expect_prompt_answers(daemon, 2.0);
   auto metrics = daemon.client(kViewerToken).Get("/metrics");
   ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("colltune_http_connections_refused 1\n"), std::string::npos)
+  EXPECT_NE(metrics->body.find("colltune_http_connections_refused_total 1\n"), std::string::npos)
       << metrics->body;
   EXPECT_NE(metrics->body.find("colltune_http_connections_open "), std::string::npos);
   for (int fd : held) ::close(fd);

@@ -93,6 +93,15 @@ TEST(MetricsPromtool, EveryFamilyHasHelpAndType) {
     EXPECT_TRUE(type.count(f)) << f << " has no # TYPE";
   }
   EXPECT_TRUE(families.count("colltune_http_connections_open")) << m;
+  // Totals since the start are counters (a gauge would make rate() and resets meaningless);
+  // what is true "now" stays a gauge.
+  for (const char* counter :
+       {"colltune_http_connections_accepted_total", "colltune_http_connections_refused_total",
+        "colltune_http_head_timeouts_total", "colltune_http_bad_heads_total"})
+    EXPECT_NE(m.find(std::string("# TYPE ") + counter + " counter\n"), std::string::npos)
+        << counter << "\n"
+        << m;
+  EXPECT_NE(m.find("# TYPE colltune_http_connections_open gauge\n"), std::string::npos) << m;
 }
 
 TEST(MetricsPromtool, SentinelVerdictRetuneAndDeployShowUp) {
