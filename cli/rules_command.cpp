@@ -58,12 +58,6 @@ struct RulesArgs {
   std::int64_t rules_id = 0;
 };
 
-std::string read_text(const std::string& path) {
-  auto text = read_file_text(path);
-  if (!text) throw std::runtime_error("cannot read " + path);
-  return std::move(*text);
-}
-
 OmpiVersion target_version(const std::string& given) {
   if (!given.empty()) {
     auto v = parse_ompi_version(given);
