@@ -15,7 +15,6 @@
 #include "campaign/store.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
-#include "core/file_text.h"
 #include "core/ompi_version.h"
 #include "rules/rules_deploy.h"
 #include "rules/rules_reader.h"
