@@ -31,15 +31,25 @@ warmup="${WARMUP:-2}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
+# One run; a run that fails (a rank crashing on the namespaces' TCP now and then) is retried up
+# to twice and reported on stderr.
 run() {  # run KIND ROUND
-  local kind="$1" round="$2" out="$tmp/$1.$2"
+  local kind="$1" round="$2" out="$tmp/$1.$2" attempt
   local -a mca=(OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_coll=^hcoll
     OMPI_MCA_coll_tuned_use_dynamic_rules=1)
   [ "$kind" = tuned ] && mca+=("OMPI_MCA_coll_tuned_dynamic_rules_filename=$rules")
-  env "${mca[@]}" srun -p vcluster --mpi=pmix -N "$nodes" -n "$ranks" --quiet \
-    "$osu/osu_$coll" -m "$range" -i "$iterations" -x "$warmup" </dev/null \
-    | awk '$1 ~ /^[0-9]+$/ {print $1, $2}' >"$out"
-  [ -s "$out" ] || { echo "$0: $kind run $round produced no rows" >&2; exit 1; }
+  for attempt in 1 2 3; do
+    if env "${mca[@]}" srun -p vcluster --mpi=pmix -N "$nodes" -n "$ranks" --quiet \
+      "$osu/osu_$coll" -m "$range" -i "$iterations" -x "$warmup" </dev/null >"$out.raw" \
+      2>"$out.err"; then
+      awk '$1 ~ /^[0-9]+$/ {print $1, $2}' "$out.raw" >"$out"
+      [ -s "$out" ] && return 0
+    fi
+    echo "$0: $kind run $round, attempt $attempt failed:" >&2
+    tail -n 3 "$out.err" >&2
+  done
+  echo "$0: $kind run $round failed 3 times" >&2
+  exit 1
 }
 
 for r in $(seq "$rounds"); do
