@@ -6,6 +6,10 @@
 //    the provenance, the intra- vs inter-node latency (a figure), the partition's fingerprint.
 //  - A daemon campaign with contexts {bcast, 2 nodes x 2} and {allreduce, 4 nodes x 1} to a
 //    verified rules file.
+//  - Issue #15 across nodes: `colltune tune --nodes 1,2,4 --ppn 1 --predict-up-to 6` (layouts
+//    2x1 and 4x1, sizes 3, 5, 6 predicted), every run on its layout's nodes, the file's and the
+//    report's layouts, the tracer at the measured sizes and a predicted one; more nodes than the
+//    partition has refused by the CLI and the daemon before anything runs.
 //  - A node's slurmd killed mid-job: the job ends NODE_FAIL, the campaign records why, its
 //    runs finish on the remaining nodes, nothing recorded is lost or run twice.
 // Each test skips when the partition is not there (a single-node `dev-cluster start`).
@@ -13,11 +17,13 @@
 #include <signal.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
 #include "campaign/fingerprint.h"
 #include "campaign/store.h"
+#include "rules/rules_reader.h"
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
 #include "slurm/slurm_output.h"
@@ -344,6 +350,188 @@ TEST(VirtualCluster, ANodeDyingMidJobEndsItNodeFailAndTheCampaignFinishesElsewhe
     }
   EXPECT_FALSE(job_ids_after.empty()) << "no run was made after the failure";
   EXPECT_GE(expect_runs_once_on_their_nodes(dir / "colltune.db", id), 6u + 2u);
+}
+
+// Issue #15 across nodes: `colltune tune --nodes 1,2,4 --ppn 1` on the virtual partition is one
+// whole-cluster campaign over the layouts 2 x 1 and 4 x 1 (1 x 1 is left out), its file
+// predicted up to 6 ranks. Every run on exactly its layout's nodes; the file, the report and the
+// tracer (Open MPI inside the allocation) at both measured sizes and at a predicted one.
+TEST(VirtualCluster, WholeClusterCampaignOverLayoutsVerifiedAtMeasuredAndPredictedSizes) {
+  REQUIRE_VCLUSTER();
+  TempDir dir;
+  const std::string db = dir / "colltune.db";
+  const std::string rules_path = dir / "rules.conf";
+  const std::string report_path = dir / "report.json";
+  const auto started = std::chrono::steady_clock::now();
+  const auto tune = run_process({COLLTUNE_BINARY,
+                                 "tune",
+                                 "--backend",
+                                 "slurm",
+                                 "--partition",
+                                 kPartition,
+                                 "--backend-config",
+                                 vcluster_backend_settings(dir / "jobs").dump(),
+                                 "--collectives",
+                                 "bcast",
+                                 "--nodes",
+                                 "1,2,4",
+                                 "--ppn",
+                                 "1",
+                                 "--predict-up-to",
+                                 "6",
+                                 "--sizes",
+                                 "4:1024",
+                                 "--budget",
+                                 "2",
+                                 "--batch-size",
+                                 "2",
+                                 "--iterations",
+                                 "10",
+                                 "--warmup",
+                                 "1",
+                                 "--final-repeats",
+                                 "1",
+                                 "--seed",
+                                 "5",
+                                 "--db",
+                                 db,
+                                 "--rules-out",
+                                 rules_path,
+                                 "--report-out",
+                                 report_path},
+                                {.timeout_s = 900});
+  ASSERT_EQ(tune.status_code(), 0) << tune.stdout_text << tune.stderr_text;
+  std::printf(
+      "[ figures  ] whole-cluster bcast {2x1, 4x1} -> 2..6 ranks on the virtual cluster: "
+      "%.1f s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+
+  // Every job on its layout: the search and final jobs at 2 x 1 and 4 x 1, the tracer's jobs at
+  // the measured layouts and at the predicted sizes; each run on that many distinct nodes.
+  Store store(db);
+  ASSERT_EQ(store.campaigns().size(), 1u);
+  const std::int64_t id = store.campaigns().front().id;
+  std::map<int, std::pair<int, int>> layout_of;  // comm size -> (nodes, ppn) of its context
+  for (const auto& c : store.contexts(id)) layout_of[c.comm_size] = {c.nodes, c.ppn};
+  EXPECT_EQ(layout_of, (std::map<int, std::pair<int, int>>{{2, {2, 1}}, {4, {4, 1}}}));
+  std::set<int> job_sizes;
+  for (const auto& job : store.jobs(id)) {
+    const auto request = job.request.get<BenchmarkRequest>();
+    job_sizes.insert(request.comm_size);
+    if (layout_of.count(request.comm_size)) {
+      EXPECT_EQ(std::make_pair(request.nodes, request.ppn), layout_of[request.comm_size])
+          << job.tag;
+    } else {  // a predicted size, traced on the nodes of its nearest measured layout
+      EXPECT_GE(request.nodes, 2) << job.tag;
+      EXPECT_LE(request.nodes, request.comm_size) << job.tag;
+    }
+  }
+  const std::size_t runs = expect_runs_once_on_their_nodes(db, id);
+  EXPECT_GE(runs, 4u);
+
+  // The file: a block for every size 2..6 naming its layout, Open MPI's default above.
+  std::ifstream in(rules_path);
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(content.find("bcast P=2: measured on 2 nodes x 1 ranks"), std::string::npos) << content;
+  EXPECT_NE(content.find("bcast P=4: measured on 4 nodes x 1 ranks"), std::string::npos) << content;
+  for (int p : {3, 5, 6}) {
+    const auto at = content.find("bcast P=" + std::to_string(p) + ": PREDICTED by bo-cluster");
+    ASSERT_NE(at, std::string::npos) << p << "\n" << content;
+    const std::string line = content.substr(at, content.find('\n', at) - at);
+    EXPECT_TRUE(line.find("layout of P=2 (2 nodes x 1 ranks)") != std::string::npos ||
+                line.find("layout of P=4 (4 nodes x 1 ranks)") != std::string::npos)
+        << line;
+  }
+  EXPECT_NE(content.find("bcast above 6 ranks"), std::string::npos) << content;
+  const RulesReadResult read = read_rules_text(content, RulesDialect::ompi_4_1);
+  ASSERT_TRUE(read.loaded) << read.reason;
+  for (std::int64_t m : {4, 1024})
+    EXPECT_TRUE(configured_choice(read.model, Collective::bcast, 7, m).is_default());
+  const auto validate = run_process({COLLTUNE_BINARY, "rules", "validate", rules_path});
+  EXPECT_EQ(validate.status_code(), 0) << validate.stdout_text << validate.stderr_text;
+
+  // The report: the layouts of the measured sizes, each predicted cell's nearest layout.
+  std::ifstream report_in(report_path);
+  const json report = json::parse(report_in);
+  ASSERT_EQ(report.at("cluster").size(), 1u) << report.dump(2);
+  const json& cluster = report["cluster"][0];
+  EXPECT_EQ(cluster.at("layouts"), json::parse(R"([{"comm_size":2,"nodes":2,"ppn":1},
+                                                    {"comm_size":4,"nodes":4,"ppn":1}])"));
+  std::set<int> predicted_sizes;
+  for (const auto& p : report.at("predicted")) {
+    predicted_sizes.insert(p.at("comm_size").get<int>());
+    EXPECT_EQ(p.at("source"), "predicted");
+    const int from = p.at("layout_from").get<int>();
+    EXPECT_TRUE(from == 2 || from == 4) << p.dump();
+  }
+  EXPECT_EQ(predicted_sizes, (std::set<int>{3, 5, 6})) << report.at("predicted").dump(2);
+  EXPECT_NE(tune.stdout_text.find("predicted P=3,5,6"), std::string::npos) << tune.stdout_text;
+
+  // The tracer: what Open MPI ran with the file loaded matches the file at 2, 4 and at least one
+  // predicted size (all on the virtual nodes).
+  const auto versions = store.rules_versions(id);
+  ASSERT_FALSE(versions.empty());
+  const json& verification = versions.front().verification;  // the newest
+  EXPECT_TRUE(verification.value("verified", false)) << verification.dump(2);
+  std::set<int> traced_measured, traced_predicted;
+  for (const auto& c : verification.at("contexts")) {
+    EXPECT_TRUE(c.at("run_ok").get<bool>()) << c.dump();
+    EXPECT_EQ(c.at("matches"), c.at("sizes")) << c.dump();
+    (c.value("predicted", false) ? traced_predicted : traced_measured)
+        .insert(c.at("comm_size").get<int>());
+  }
+  EXPECT_EQ(traced_measured, (std::set<int>{2, 4})) << verification.dump(2);
+  EXPECT_FALSE(traced_predicted.empty()) << verification.dump(2);
+  for (int p : traced_predicted) EXPECT_TRUE(job_sizes.count(p)) << p;
+  int tuned = 0;
+  for (const auto& p : report.at("predicted"))
+    tuned += p.at("best").get<TuningConfig>().is_default() ? 0 : 1;
+  std::printf(
+      "[ figures  ] %zu jobs, %zu runs; traced at %zu measured and %zu predicted sizes; "
+      "%d of %zu predicted cells tuned\n",
+      store.jobs(id).size(), runs, traced_measured.size(), traced_predicted.size(), tuned,
+      report.at("predicted").size());
+}
+
+// More nodes than the partition has: refused before anything runs, with the reason, by the CLI
+// (--nodes) and by the daemon (a spec's context, whole-cluster or not).
+TEST(VirtualCluster, MoreNodesThanThePartitionHasIsRefusedBeforeAnythingRuns) {
+  REQUIRE_VCLUSTER();
+  TempDir dir;
+  const std::string reason = "8 nodes asked, but the partition 'vcluster' has 4";
+  const auto tune = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "slurm", "--partition", kPartition, "--backend-config",
+       vcluster_backend_settings(dir / "jobs").dump(), "--collectives", "bcast", "--nodes", "2,8",
+       "--ppn", "1", "--db", dir / "cli.db"},
+      {.timeout_s = 120});
+  EXPECT_NE(tune.status_code(), 0);
+  EXPECT_NE(tune.stderr_text.find(reason), std::string::npos) << tune.stderr_text;
+  EXPECT_NE(tune.stderr_text.find("P=8"), std::string::npos) << tune.stderr_text;
+  if (fs::exists(dir / "cli.db")) {
+    EXPECT_TRUE(Store(dir / "cli.db").campaigns().empty());
+  }
+  EXPECT_FALSE(fs::exists(dir / "jobs")) << "a job was prepared";
+
+  DaemonProcess daemon(COLLTUNE_BINARY, write_config(dir), dir / "daemon.log");
+  auto client = bearer_client(daemon.start());
+  for (const bool whole_cluster : {true, false}) {
+    json spec = {{"name", "too many nodes"},
+                 {"backend", "slurm"},
+                 {"contexts",
+                  {{{"collective", "bcast"}, {"comm_size", 2}, {"nodes", 2}, {"ppn", 1}},
+                   {{"collective", "bcast"}, {"comm_size", 8}, {"nodes", 8}, {"ppn", 1}}}},
+                 {"sizes", "4:64"},
+                 {"budget", 2}};
+    if (whole_cluster) spec["cluster"] = {{"strategy", "bo-cluster"}};
+    auto res = client.Post("/api/v1/campaigns", spec.dump(), "application/json");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << res->body;
+    EXPECT_NE(res->body.find("contexts[1]: bcast P=8: " + reason), std::string::npos) << res->body;
+  }
+  auto list = json_of(client.Get("/api/v1/campaigns"));
+  EXPECT_EQ(list.at("total"), 0) << list.dump();
+  EXPECT_EQ(WEXITSTATUS(daemon.stop(SIGTERM)), 0);
+  EXPECT_FALSE(fs::exists(dir / "jobs")) << "a job was prepared";
 }
 
 }  // namespace
