@@ -96,9 +96,15 @@ class ClusterBayesStrategy : public ClusterStrategy {
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
   ClusterRow row(int comm_size, const TuningConfig& config) const;
   void make_design();
-  // The model on everything observed plus `fantasies` (rows at their posterior mean).
+  // The model on everything observed plus `fantasies` (rows at their posterior mean), with
+  // `theta` (default: the last fitted hyper-parameters, else the prior means).
   std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
-                                 const std::vector<Eigen::VectorXd>& fantasy_values) const;
+                                 const std::vector<Eigen::VectorXd>& fantasy_values,
+                                 const Eigen::VectorXd* theta = nullptr) const;
+  // MAP hyper-parameters on everything observed, warm-started from the last fit, when there is
+  // no fit yet or the rows grew by refit_growth since it; nullopt otherwise (or < 3 rows).
+  // `rows` receives the number of rows the fit saw.
+  std::optional<Eigen::VectorXd> stale_fit(int* rows) const;
   void maybe_refit();
   // Acquisition over every candidate pair of the campaign's sizes; best first.
   struct Scored {

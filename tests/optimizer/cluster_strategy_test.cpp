@@ -156,6 +156,32 @@ TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
   for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
 }
 
+TEST(ClusterStrategy, RecommendFitsTheModelToObservationsAlone) {
+  // A caller that only observes (recorded sweeps, a warm start) and then asks for picks gets a
+  // model fitted to those observations, not the prior means of the hyper-parameters.
+  const std::vector<int> sizes = {4, 8, 16, 64, 128};
+  auto a = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  Rng rng(5);
+  for (int p : sizes)
+    for (const TuningConfig& c : {TuningConfig{0, 0, 0}, TuningConfig{2, 0, 4},
+                                  TuningConfig{5, 0, 0}, TuningConfig{6, 0, 0}})
+      for (int r = 0; r < 2; ++r) a->observe(p, evaluate(c, p, rng));
+  // The same observations, held with the prior means as if freshly fitted.
+  auto b = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  nlohmann::json state = a->state();
+  const Eigen::VectorXd prior = ClusterGp::default_theta();
+  state["theta"] = std::vector<double>(prior.data(), prior.data() + prior.size());
+  state["fitted_rows"] = 1000;
+  b->restore(state);
+  const auto fitted = a->recommend({32}, 0.0), unfitted = b->recommend({32}, 0.0);
+  ASSERT_EQ(fitted.size(), unfitted.size());
+  double differs = 0;
+  for (std::size_t i = 0; i < fitted.size(); ++i)
+    differs = std::max(differs, std::abs(fitted[i].confidence - unfitted[i].confidence));
+  EXPECT_GT(differs, 0.01);
+  EXPECT_TRUE(a->state().at("theta").is_null());  // the answer's fit is not kept
+}
+
 TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
   // An engine with parallel jobs asks again before the first results are in: an empty answer
   // would mean "done", so the strategy hands out more pairs instead.
