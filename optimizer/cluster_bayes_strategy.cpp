@@ -598,10 +598,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
     pending.insert({p.at("comm_size").get<int>(), p.at("config").get<TuningConfig>()});
   std::optional<Eigen::VectorXd> theta;
   if (!state.at("theta").is_null()) {
-    auto v = state.at("theta").get<std::vector<double>>();
-    if (static_cast<int>(v.size()) != kClusterGpParamCount)
-      throw std::invalid_argument("bo-cluster: hyper-parameters of the wrong length");
-    theta = Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+    theta = upgrade_cluster_theta(state.at("theta").get<std::vector<double>>());
   }
   evaluations_ = std::move(evals);
   pending_ = std::move(pending);

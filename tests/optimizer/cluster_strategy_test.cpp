@@ -182,6 +182,55 @@ TEST(ClusterStrategy, RecommendFitsTheModelToObservationsAlone) {
   EXPECT_TRUE(a->state().at("theta").is_null());  // the answer's fit is not kept
 }
 
+TEST(ClusterStrategy, ExtrapolatesEachConfigurationsTrendInCommSize) {
+  // The chain (fan-out 4) loses ground to the binomial tree with every doubling of P; its
+  // canonical form at 4 ranks (fan-out 3) is seen only there, where the chain is best. At 32
+  // ranks (not run) the binomial tree is 8 % faster: a model whose configuration effects can
+  // only decay back to the shared trend carries the 4-rank chain's advantage over three
+  // doublings and picks it with confidence; one with a slope per configuration follows the
+  // chain's measured trend and picks the tree.
+  const std::vector<int> sizes = {4, 8, 16, 64, 128};
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  Rng rng(5);
+  const std::vector<TuningConfig> configs = {TuningConfig{0, 0, 0}, TuningConfig{2, 0, 4},
+                                             TuningConfig{5, 0, 0}, TuningConfig{6, 0, 0}};
+  for (int p : sizes)
+    for (const auto& c : configs)
+      for (int r = 0; r < 2; ++r) s->observe(p, evaluate(c, p, rng));
+  for (const auto& c : s->recommend({32}, 0.0)) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& t : configs) best = std::min(best, truth(t, 32, c.msg_size));
+    EXPECT_LT(truth(c.config, 32, c.msg_size) / best - 1.0, 0.05)
+        << c.msg_size << ": picked " << c.config.algorithm << "/" << c.config.fanout
+        << " with confidence " << c.confidence;
+  }
+  // The same pick extrapolated seven doublings beyond the largest measured size is less sure
+  // to beat the default than where it is interpolated.
+  const auto near = s->recommend({32}, 0.0), far = s->recommend({16384}, 0.0);
+  int compared = 0;
+  for (std::size_t i = 0; i < near.size(); ++i) {
+    if (near[i].config != far[i].config || near[i].config.is_default()) continue;
+    ++compared;
+    EXPECT_LT(far[i].confidence, near[i].confidence) << near[i].msg_size;
+  }
+  EXPECT_GT(compared, 0);
+}
+
+TEST(ClusterStrategy, RestoresHyperParametersSavedBeforeTheSlopeTerms) {
+  // A campaign saved with the 10 hyper-parameters of the model without slope terms resumes;
+  // the new ones start at their prior means. Any other length is refused.
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8}, 60));
+  nlohmann::json state = s->state();
+  state["theta"] = std::vector<double>(kClusterLogSlopeVar, 0.1);
+  s->restore(state);
+  const auto theta = s->state().at("theta").get<std::vector<double>>();
+  ASSERT_EQ(static_cast<int>(theta.size()), kClusterGpParamCount);
+  EXPECT_EQ(theta[0], 0.1);
+  EXPECT_EQ(theta[kClusterLogSlopeVar], ClusterGp::default_theta()[kClusterLogSlopeVar]);
+  state["theta"] = std::vector<double>(7, 0.1);
+  EXPECT_THROW(s->restore(state), std::invalid_argument);
+}
+
 TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
   // An engine with parallel jobs asks again before the first results are in: an empty answer
   // would mean "done", so the strategy hands out more pairs instead.
@@ -244,6 +293,45 @@ TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
     EXPECT_LT(var(0, s), var(1, s));
   }
   EXPECT_THROW(ClusterGp(ClusterGridData{}, theta), std::invalid_argument);
+}
+
+// Beyond the measured sizes the posterior variance keeps growing with the distance (the
+// slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
+// variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
+TEST(ClusterGp, VarianceKeepsGrowingBeyondTheMeasuredSizes) {
+  ClusterGridData d;
+  const int m = 2;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  const std::vector<double> xs = {4, 7};  // 16 and 128 ranks
+  d.log_latency.resize(6, m);
+  d.repeats = Eigen::VectorXd::Constant(6, 3.0);
+  int i = 0;
+  for (int cat = 0; cat < 3; ++cat)
+    for (double x : xs) {
+      ClusterRow r;
+      r.config.category = cat;
+      r.log2_comm = x;
+      d.rows.push_back(r);
+      for (int s = 0; s < m; ++s) d.log_latency(i, s) = 1.0 + 0.4 * x + 0.2 * s + 0.1 * cat * x;
+      ++i;
+    }
+  ClusterGp gp(d, ClusterGp::default_theta());
+  std::vector<ClusterRow> at;
+  for (double x : {5.5, 9.0, 12.0, 16.0, 20.0}) {
+    ClusterRow r;
+    r.config.category = 1;
+    r.log2_comm = x;
+    at.push_back(r);
+  }
+  Eigen::MatrixXd mean, var;
+  gp.predict(at, &mean, &var);
+  for (int s = 0; s < m; ++s) {
+    for (int k = 1; k < static_cast<int>(at.size()); ++k)
+      EXPECT_GT(var(k, s), var(k - 1, s)) << "log2 P " << at[k].log2_comm;
+    // 2^20 ranks is 13 doublings beyond the data, 2^12 five: a stationary kernel gives both
+    // its prior variance; a linear trend's uncertainty grows like the squared distance.
+    EXPECT_GT(var(4, s), 2.0 * var(2, s));
+  }
 }
 
 }  // namespace
