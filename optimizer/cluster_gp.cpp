@@ -3,6 +3,7 @@
 #include <LBFGSB.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -15,7 +16,7 @@ struct Prior {
   double mean, sd;
 };
 // Standardised data; configuration inputs in [0, 1]; comm size in doublings.
-const Prior kPriors[kClusterGpParamCount] = {
+const Prior kPriors[] = {
     {0.0, 1.5},                // log signal variance (configuration-specific part)
     {0.0, 2.0},                // logit rho
     {std::log(0.5), 1.0},      // log length-scale, segment size
@@ -26,10 +27,10 @@ const Prior kPriors[kClusterGpParamCount] = {
     {std::log(0.05), 1.5},     // log size nugget
     {2 * std::log(0.1), 2.0},  // log noise variance
     {std::log(0.1), 1.5},      // log comm-size nugget
-    {std::log(0.05), 1.5},     // log configuration slope variance (share of signal)
     {std::log(0.02), 1.5},     // log shared slope variance
 };
-constexpr int kParamsBeforeSlopes = kClusterLogSlopeVar;
+static_assert(std::size(kPriors) == kClusterGpParamCount, "one prior per hyper-parameter");
+constexpr int kParamsBeforeSlopes = kClusterLogSharedSlopeVar;
 
 }  // namespace
 
@@ -42,14 +43,13 @@ Eigen::VectorXd ClusterGp::default_theta() {
 
 Eigen::VectorXd ClusterGp::lower_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9, -9,
-      -9;
+  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9, -9;
   return b;
 }
 
 Eigen::VectorXd ClusterGp::upper_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2, 2, 2;
+  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2, 2;
   return b;
 }
 
@@ -81,7 +81,6 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
   const double ls_fan = std::exp(theta[kClusterLogLengthFan]);
   const double ls_comm = std::exp(theta[kClusterLogLengthComm]);
   const double nugget = std::exp(theta[kClusterLogCommNugget]);
-  const double slope = signal * std::exp(theta[kClusterLogSlopeVar]);
   const double shared_slope = std::exp(theta[kClusterLogSharedSlopeVar]);
   Eigen::MatrixXd k(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -92,7 +91,7 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
       double kp = matern52(std::abs(a[i].log2_comm - b[j].log2_comm) / ls_comm);
       double own = a[i].log2_comm == b[j].log2_comm ? nugget : 0.0;
       double lin = (a[i].log2_comm - center) * (b[j].log2_comm - center);
-      k(i, j) = kp * (shared + signal * kc) + own * signal * kc + lin * (shared_slope + slope * kc);
+      k(i, j) = kp * (shared + signal * kc) + own * signal * kc + lin * shared_slope;
     }
   return k;
 }

@@ -6,7 +6,7 @@
 //
 //   cov(y(c,P,s), y(c',P',s')) = K_row((c,P),(c',P')) K_s(s,s') + [same cell] tau^2 / r
 //   K_row = k_P(P,P') * (v_shared + sigma_f^2 * k_c(c,c')) + [P=P'] sigma_f^2 mu k_c(c,c')
-//         + (x - x0)(x' - x0) * (v_slope + sigma_f^2 beta k_c(c,c'))     (x = log2 P)
+//         + (x - x0)(x' - x0) v_slope                                       (x = log2 P)
 //   k_c   = (1 if alg(c)=alg(c') else rho) * M52(seg,fan)
 //   k_P   = Matern52(|log2 P - log2 P'| / l_P)
 //   K_s   = Matern52(|u_s - u_s'| / l_size) + lambda [s=s']   (u = scaled log2 message size)
@@ -19,13 +19,12 @@
 // short l_P, nothing carries over between sizes. The
 // prior mean is a per-message-size linear trend in log2 P (least squares on the rows), so the
 // model extrapolates log latency linearly in log2 P rather than back to a constant.
-// The last term is a Bayesian linear trend in log2 P around x0, the (repeat-weighted) mean
-// log2 P of the rows: v_slope the uncertainty of the shared slope (the least-squares trend is
-// an estimate, universal kriging's extra variance), sigma_f^2 beta the prior variance of each
-// configuration's own slope (a linear algorithm's latency grows faster with P than a tree's).
-// Its variance grows with (x - x0)^2, so a prediction beyond the measured sizes is as uncertain
-// as the slopes the data leave open, and a configuration's advantage can grow or shrink
-// linearly with log2 P instead of decaying back to the trend (the stationary Matern part).
+// The last term is the uncertainty of that trend (universal kriging with a Bayesian linear
+// trend): the least-squares slope is an estimate, and v_slope, its variance per doubling^2
+// around x0 (the repeat-weighted mean log2 P of the rows), makes the posterior variance grow
+// with (x - x0)^2, without bound, beyond the measured sizes, where a stationary kernel would
+// level off at its prior variance. (A slope per configuration, sigma_f^2 beta k_c (x-x0)(x'-x0),
+// was tried and not kept: bench/README.md "Whole-cluster", docs/whole-cluster.md.)
 // y is log latency (mean over the r runs of the cell), standardised per message size.
 // Hyper-parameters: a vector indexed by ClusterGpParam, fitted by MAP (fit_cluster_gp).
 #pragma once
@@ -48,8 +47,7 @@ enum ClusterGpParam : int {
   kClusterLogSizeNugget,
   kClusterLogNoiseVar,        // per-run noise variance (standardised units)
   kClusterLogCommNugget,      // share of the configuration part specific to one comm size
-  kClusterLogSlopeVar,        // configuration slope variance per doubling^2 (share of sigma_f^2)
-  kClusterLogSharedSlopeVar,  // shared slope variance per doubling^2 (standardised units)
+  kClusterLogSharedSlopeVar,  // trend slope variance per doubling^2 (standardised units)
   kClusterGpParamCount
 };
 
