@@ -154,7 +154,8 @@ void ClusterBayesStrategy::make_design() {
 }
 
 std::optional<ClusterGp> ClusterBayesStrategy::model(
-    const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values) const {
+    const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values,
+    const Eigen::VectorXd* theta) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
   std::map<Pair, std::pair<Eigen::VectorXd, int>> cells;  // sum of log latency, runs
   for (const auto& o : evaluations_) {
@@ -201,15 +202,25 @@ std::optional<ClusterGp> ClusterBayesStrategy::model(
   for (int s = 0; s < m; ++s)
     data.size_coord[s] =
         hi > lo ? (std::log2(static_cast<double>(options_.msg_sizes[s])) - lo) / (hi - lo) : 0.0;
+  if (theta) return ClusterGp(std::move(data), *theta);
   return ClusterGp(std::move(data), theta_ ? *theta_ : ClusterGp::default_theta());
 }
 
 void ClusterBayesStrategy::maybe_refit() {
+  int rows = 0;
+  if (auto theta = stale_fit(&rows)) {
+    theta_ = std::move(theta);
+    fitted_rows_ = rows;
+  }
+}
+
+std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) const {
   auto gp = model({}, {});
-  if (!gp) return;
+  if (!gp) return std::nullopt;
   const int rows = static_cast<int>(gp->data().rows.size());
-  if (rows < 3) return;
-  if (theta_ && rows < settings_.refit_growth * fitted_rows_) return;
+  *rows_out = rows;
+  if (rows < 3) return std::nullopt;
+  if (theta_ && rows < settings_.refit_growth * fitted_rows_) return std::nullopt;
   ClusterGridData data = gp->data();
   if (rows > settings_.max_fit_rows) {  // evenly spaced rows, deterministic
     ClusterGridData sub;
@@ -228,8 +239,7 @@ void ClusterBayesStrategy::maybe_refit() {
   std::vector<Eigen::VectorXd> starts;
   if (theta_) starts.push_back(*theta_);
   starts.push_back(ClusterGp::default_theta());
-  theta_ = fit_cluster_gp(data, starts);
-  fitted_rows_ = rows;
+  return fit_cluster_gp(data, starts);
 }
 
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
@@ -444,7 +454,9 @@ std::vector<TuningConfig> ClusterBayesStrategy::finalists(int comm_size, int per
 std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int>& comm_sizes,
                                                            double min_confidence) const {
   std::vector<ClusterChoice> out;
-  auto gp = model({}, {});
+  int fit_rows = 0;
+  const auto fresh = stale_fit(&fit_rows);
+  auto gp = model({}, {}, fresh ? &*fresh : nullptr);
   const int m = static_cast<int>(options_.msg_sizes.size());
   for (int comm : comm_sizes) {
     if (comm < 2) throw std::invalid_argument("bo-cluster: comm size below 2");
@@ -586,10 +598,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
     pending.insert({p.at("comm_size").get<int>(), p.at("config").get<TuningConfig>()});
   std::optional<Eigen::VectorXd> theta;
   if (!state.at("theta").is_null()) {
-    auto v = state.at("theta").get<std::vector<double>>();
-    if (static_cast<int>(v.size()) != kClusterGpParamCount)
-      throw std::invalid_argument("bo-cluster: hyper-parameters of the wrong length");
-    theta = Eigen::Map<Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
+    theta = upgrade_cluster_theta(state.at("theta").get<std::vector<double>>());
   }
   evaluations_ = std::move(evals);
   pending_ = std::move(pending);

@@ -6,10 +6,10 @@
 //    log2 P with (a part every configuration shares + a configuration part: categorical
 //    algorithm x Matern 5/2 on the scaled log2 segment size and fan-out), plus a part of the
 //    configuration effect private to each comm size, over a linear trend in log2 P per
-//    message size. A configuration is encoded in its canonical form at each comm
-//    size (a chain fan-out is clamped to P - 1), so the same tree shape is the same point.
-//    Hyper-parameters: MAP (L-BFGS-B) on at most max_fit_rows rows, refitted when the rows
-//    grew by refit_growth since the last fit, warm-started from the last fit.
+//    message size whose slope is uncertain (cluster_gp.h). A configuration is encoded in its
+//    canonical form at each comm size (a chain fan-out is clamped to P - 1), so the same tree shape
+//    is the same point. Hyper-parameters: MAP (L-BFGS-B) on at most max_fit_rows rows, refitted
+//    when the rows grew by refit_growth since the last fit, warm-started from the last fit.
 //  - Initial design: a Latin hypercube over the configurations of the largest size (one per
 //    algorithm, chain fan-out extremes covered, latin_hypercube.h), each point assigned a comm
 //    size by a Latin hypercube over the sizes' log2 order; plus the default at the smallest,
@@ -96,9 +96,15 @@ class ClusterBayesStrategy : public ClusterStrategy {
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
   ClusterRow row(int comm_size, const TuningConfig& config) const;
   void make_design();
-  // The model on everything observed plus `fantasies` (rows at their posterior mean).
+  // The model on everything observed plus `fantasies` (rows at their posterior mean), with
+  // `theta` (default: the last fitted hyper-parameters, else the prior means).
   std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
-                                 const std::vector<Eigen::VectorXd>& fantasy_values) const;
+                                 const std::vector<Eigen::VectorXd>& fantasy_values,
+                                 const Eigen::VectorXd* theta = nullptr) const;
+  // MAP hyper-parameters on everything observed, warm-started from the last fit, when there is
+  // no fit yet or the rows grew by refit_growth since it; nullopt otherwise (or < 3 rows).
+  // `rows` receives the number of rows the fit saw.
+  std::optional<Eigen::VectorXd> stale_fit(int* rows) const;
   void maybe_refit();
   // Acquisition over every candidate pair of the campaign's sizes; best first.
   struct Scored {

@@ -3,6 +3,7 @@
 #include <LBFGSB.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -15,7 +16,7 @@ struct Prior {
   double mean, sd;
 };
 // Standardised data; configuration inputs in [0, 1]; comm size in doublings.
-const Prior kPriors[kClusterGpParamCount] = {
+const Prior kPriors[] = {
     {0.0, 1.5},                // log signal variance (configuration-specific part)
     {0.0, 2.0},                // logit rho
     {std::log(0.5), 1.0},      // log length-scale, segment size
@@ -26,7 +27,10 @@ const Prior kPriors[kClusterGpParamCount] = {
     {std::log(0.05), 1.5},     // log size nugget
     {2 * std::log(0.1), 2.0},  // log noise variance
     {std::log(0.1), 1.5},      // log comm-size nugget
+    {std::log(0.02), 1.5},     // log shared slope variance
 };
+static_assert(std::size(kPriors) == kClusterGpParamCount, "one prior per hyper-parameter");
+constexpr int kParamsBeforeSlopes = kClusterLogSharedSlopeVar;
 
 }  // namespace
 
@@ -39,13 +43,13 @@ Eigen::VectorXd ClusterGp::default_theta() {
 
 Eigen::VectorXd ClusterGp::lower_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9;
+  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.3), -9, std::log(0.02), -9, -12, -9, -9;
   return b;
 }
 
 Eigen::VectorXd ClusterGp::upper_bounds() {
   Eigen::VectorXd b(kClusterGpParamCount);
-  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2;
+  b << 4, 6, std::log(20.0), std::log(20.0), std::log(30.0), 3, std::log(20.0), 2, 0, 2, 2;
   return b;
 }
 
@@ -58,9 +62,18 @@ double ClusterGp::log_prior(const Eigen::VectorXd& theta) {
   return lp;
 }
 
+Eigen::VectorXd upgrade_cluster_theta(const std::vector<double>& saved) {
+  const int n = static_cast<int>(saved.size());
+  if (n != kClusterGpParamCount && n != kParamsBeforeSlopes)
+    throw std::invalid_argument("bo-cluster: hyper-parameters of the wrong length");
+  Eigen::VectorXd t = ClusterGp::default_theta();
+  for (int i = 0; i < n; ++i) t[i] = saved[i];
+  return t;
+}
+
 Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
                                           const std::vector<ClusterRow>& b,
-                                          const Eigen::VectorXd& theta) {
+                                          const Eigen::VectorXd& theta, double center) {
   const double signal = std::exp(theta[kClusterLogSignalVar]);
   const double shared = std::exp(theta[kClusterLogSharedVar]);
   const double rho = sigmoid(theta[kClusterLogitRho]);
@@ -68,6 +81,7 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
   const double ls_fan = std::exp(theta[kClusterLogLengthFan]);
   const double ls_comm = std::exp(theta[kClusterLogLengthComm]);
   const double nugget = std::exp(theta[kClusterLogCommNugget]);
+  const double shared_slope = std::exp(theta[kClusterLogSharedSlopeVar]);
   Eigen::MatrixXd k(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j) {
@@ -76,7 +90,8 @@ Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
       double kc = (x.category == y.category ? 1.0 : rho) * matern52(std::sqrt(ds * ds + df * df));
       double kp = matern52(std::abs(a[i].log2_comm - b[j].log2_comm) / ls_comm);
       double own = a[i].log2_comm == b[j].log2_comm ? nugget : 0.0;
-      k(i, j) = kp * (shared + signal * kc) + own * signal * kc;
+      double lin = (a[i].log2_comm - center) * (b[j].log2_comm - center);
+      k(i, j) = kp * (shared + signal * kc) + own * signal * kc + lin * shared_slope;
     }
   return k;
 }
@@ -99,6 +114,7 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
     sw += w, sx += w * x, sxx += w * x * x;
   }
   const double xbar = sx / sw, var_x = sxx / sw - xbar * xbar;
+  center_log2_ = xbar;
   for (int s = 0; s < m; ++s) {
     double sy = 0, sxy = 0;
     for (int i = 0; i < n; ++i) {
@@ -118,7 +134,7 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
   Eigen::MatrixXd z = (data_.log_latency - trend(data_.rows)) * scale_.cwiseInverse().asDiagonal();
 
   const double tau2 = std::exp(theta_[kClusterLogNoiseVar]);
-  Eigen::MatrixXd kr = row_covariance(data_.rows, data_.rows, theta_);
+  Eigen::MatrixXd kr = row_covariance(data_.rows, data_.rows, theta_, center_log2_);
   const double ls_size = std::exp(theta_[kClusterLogLengthSize]);
   const double nugget = std::exp(theta_[kClusterLogSizeNugget]);
   ks_.resize(m, m);
@@ -155,16 +171,15 @@ Eigen::MatrixXd ClusterGp::trend(const std::vector<ClusterRow>& points) const {
 
 void ClusterGp::predict(const std::vector<ClusterRow>& points, Eigen::MatrixXd* mean,
                         Eigen::MatrixXd* variance) const {
-  Eigen::MatrixXd kx = row_covariance(data_.rows, points, theta_);  // n x T
+  Eigen::MatrixXd kx = row_covariance(data_.rows, points, theta_, center_log2_);  // n x T
   if (mean) *mean = trend(points) + (kx.transpose() * alpha_ks_) * scale_.asDiagonal();
   if (variance) {
-    const double prior_row =
-        std::exp(theta_[kClusterLogSharedVar]) +
-        std::exp(theta_[kClusterLogSignalVar]) * (1.0 + std::exp(theta_[kClusterLogCommNugget]));
+    Eigen::VectorXd prior_row(points.size());  // grows with (log2 P - x0)^2
+    for (std::size_t t = 0; t < points.size(); ++t)
+      prior_row[t] = row_covariance({points[t]}, {points[t]}, theta_, center_log2_)(0, 0);
     Eigen::MatrixXd pc = (qr_.transpose() * sqrt_r_.asDiagonal() * kx).array().square().matrix();
     Eigen::MatrixXd reduction = pc.transpose() * g_ * vs2_;  // T x m
-    Eigen::MatrixXd prior =
-        prior_row * Eigen::MatrixXd::Ones(points.size(), 1) * ks_.diagonal().transpose();
+    Eigen::MatrixXd prior = prior_row * ks_.diagonal().transpose();
     *variance =
         ((prior - reduction).cwiseMax(1e-10)) * scale_.array().square().matrix().asDiagonal();
   }

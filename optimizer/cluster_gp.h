@@ -6,6 +6,7 @@
 //
 //   cov(y(c,P,s), y(c',P',s')) = K_row((c,P),(c',P')) K_s(s,s') + [same cell] tau^2 / r
 //   K_row = k_P(P,P') * (v_shared + sigma_f^2 * k_c(c,c')) + [P=P'] sigma_f^2 mu k_c(c,c')
+//         + (x - x0)(x' - x0) v_slope                                       (x = log2 P)
 //   k_c   = (1 if alg(c)=alg(c') else rho) * M52(seg,fan)
 //   k_P   = Matern52(|log2 P - log2 P'| / l_P)
 //   K_s   = Matern52(|u_s - u_s'| / l_size) + lambda [s=s']   (u = scaled log2 message size)
@@ -18,6 +19,12 @@
 // short l_P, nothing carries over between sizes. The
 // prior mean is a per-message-size linear trend in log2 P (least squares on the rows), so the
 // model extrapolates log latency linearly in log2 P rather than back to a constant.
+// The last term is the uncertainty of that trend (universal kriging with a Bayesian linear
+// trend): the least-squares slope is an estimate, and v_slope, its variance per doubling^2
+// around x0 (the repeat-weighted mean log2 P of the rows), makes the posterior variance grow
+// with (x - x0)^2, without bound, beyond the measured sizes, where a stationary kernel would
+// level off at its prior variance. (A slope per configuration, sigma_f^2 beta k_c (x-x0)(x'-x0),
+// was tried and not kept: bench/README.md "Whole-cluster", docs/whole-cluster.md.)
 // y is log latency (mean over the r runs of the cell), standardised per message size.
 // Hyper-parameters: a vector indexed by ClusterGpParam, fitted by MAP (fit_cluster_gp).
 #pragma once
@@ -38,8 +45,9 @@ enum ClusterGpParam : int {
   kClusterLogSharedVar,
   kClusterLogLengthSize,
   kClusterLogSizeNugget,
-  kClusterLogNoiseVar,    // per-run noise variance (standardised units)
-  kClusterLogCommNugget,  // share of the configuration part specific to one comm size
+  kClusterLogNoiseVar,        // per-run noise variance (standardised units)
+  kClusterLogCommNugget,      // share of the configuration part specific to one comm size
+  kClusterLogSharedSlopeVar,  // trend slope variance per doubling^2 (standardised units)
   kClusterGpParamCount
 };
 
@@ -48,6 +56,10 @@ struct ClusterRow {
   EncodedConfig config;
   double log2_comm = 1;
 };
+
+// Hyper-parameter vectors of an older length (a state saved before a parameter was added)
+// padded with the prior means of the new ones; throws std::invalid_argument otherwise.
+Eigen::VectorXd upgrade_cluster_theta(const std::vector<double>& saved);
 
 struct ClusterGridData {
   std::vector<ClusterRow> rows;  // n
@@ -73,9 +85,11 @@ class ClusterGp {
   // Per-run noise standard deviation of log latency at each message size (log units).
   Eigen::VectorXd noise_sd() const;
 
+  // `center` = x0 of the linear trend term (log2 P).
   static Eigen::MatrixXd row_covariance(const std::vector<ClusterRow>& a,
                                         const std::vector<ClusterRow>& b,
-                                        const Eigen::VectorXd& theta);
+                                        const Eigen::VectorXd& theta, double center);
+  double center() const { return center_log2_; }
   static Eigen::VectorXd default_theta();
   static Eigen::VectorXd lower_bounds();
   static Eigen::VectorXd upper_bounds();
@@ -88,6 +102,7 @@ class ClusterGp {
   Eigen::VectorXd theta_;
   Eigen::VectorXd center_, scale_;  // per message size: trend intercept at log2 P = 0, sd
   Eigen::VectorXd slope_;           // per message size: trend slope per doubling of P
+  double center_log2_ = 0;          // x0: repeat-weighted mean log2 P of the rows
   Eigen::MatrixXd ks_;
   Eigen::VectorXd sqrt_r_;
   Eigen::MatrixXd qr_, qs_;

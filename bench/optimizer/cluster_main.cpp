@@ -125,35 +125,93 @@ void timing(Collective collective, const std::vector<int>& sizes, const std::vec
   }
 }
 
-// Recorded sweeps (e.g. bench/data/ornl-peak.csv): for every collective with several comm
-// sizes, leave one size out, give bo-cluster every recorded run at the other sizes, and score
-// its picks at the left-out size against the recorded truth (median of the repeats); beside
-// it the nearest tuned size (best median at the largest other size <= P, else the smallest)
-// and the default.
-int leave_out(const std::string& path, double min_confidence) {
+// Recorded sweeps (bench/data/ornl-peak.csv, ornl-peak-other-sizes.csv): for every collective,
+// split its recorded comm sizes into measured and left out (schemes below), give bo-cluster
+// every recorded run at the measured sizes, and score its picks at the left-out sizes against
+// the recorded truth (median of the repeats). Beside it "nearest" (the best measured
+// configuration of the largest measured size <= P, else the smallest: what a 4.1.x rules file
+// tuned at the measured sizes gives) and the default. Calibration: how many predicted picks
+// were confident (>= min_confidence, not the default) and how many of those were slower than
+// the default in the recorded truth.
+struct LeaveOut {
+  std::string scheme;
+  std::vector<int> left_out;
+};
+
+std::vector<LeaveOut> leave_out_schemes(const std::vector<int>& sizes, const std::string& which) {
+  std::vector<LeaveOut> out;
+  const int k = static_cast<int>(sizes.size());
+  if (which == "all" || which == "one")
+    for (int p : sizes) out.push_back({"one out", {p}});
+  if ((which == "all" || which == "blocks") && k >= 5) {
+    LeaveOut odd{"every other (odd positions out)", {}},
+        even{"every other (even positions out)", {}};
+    for (int i = 0; i < k; ++i) (i % 2 ? odd : even).left_out.push_back(sizes[i]);
+    out.push_back(odd);
+    out.push_back(even);
+    LeaveOut high{"<= 64 measured, larger predicted", {}};
+    for (int p : sizes)
+      if (p > 64) high.left_out.push_back(p);
+    if (!high.left_out.empty() && high.left_out.size() + 2 <= sizes.size()) out.push_back(high);
+  }
+  return out;
+}
+
+std::string join_sizes(const std::vector<int>& v) {
+  std::string s;
+  for (int p : v) s += (s.empty() ? "" : ",") + std::to_string(p);
+  return s;
+}
+
+int leave_out(const std::vector<std::string>& paths, const std::string& which,
+              const std::string& only_collective, double min_confidence) {
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
-  const auto all = bench::load_landscapes(path, table);
+  std::vector<Landscape> all;
+  for (const auto& path : paths)
+    for (auto& l : bench::load_landscapes(path, table)) {
+      for (const auto& o : all)
+        if (o.collective == l.collective && o.comm_size == l.comm_size)
+          throw std::invalid_argument(path + ": " + std::string(name(l.collective)) + " at " +
+                                      std::to_string(l.comm_size) + " ranks is in two files");
+      all.push_back(std::move(l));
+    }
   std::map<Collective, std::vector<const Landscape*>> by_collective;
-  for (const auto& l : all) by_collective[l.collective].push_back(&l);
+  for (const auto& l : all)
+    if (only_collective.empty() || name(l.collective) == only_collective)
+      by_collective[l.collective].push_back(&l);
   std::printf(
-      "| collective | left out P | from | configs | bo-cluster regret mean / max %% | predicted "
-      "picks (confident) | nearest size regret mean / max %% | default regret mean %% "
-      "|\n|---|---|---|---|---|---|---|---|\n");
-  for (const auto& [collective, ls] : by_collective) {
+      "| collective | scheme | predicted P | cells | bo-cluster regret mean / median / max %% | "
+      "bo-cluster without the confidence gate | nearest mean / median / max %% | default mean / "
+      "median / max %% | confident picks | confident and slower than default "
+      "|\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (auto& [collective, ls] : by_collective) {
+    std::sort(ls.begin(), ls.end(),
+              [](const Landscape* a, const Landscape* b) { return a->comm_size < b->comm_size; });
     if (ls.size() < 2) continue;
-    for (const Landscape* out : ls) {
+    std::vector<int> sizes;
+    for (const Landscape* l : ls) sizes.push_back(l->comm_size);
+    struct Pooled {
+      std::vector<double> cluster, ungated, nearest, def;
+      int predicted = 0, confident = 0, confident_worse = 0;
+    };
+    std::map<std::string, Pooled> pooled;
+    std::vector<std::string> order;
+    for (const auto& scheme : leave_out_schemes(sizes, which)) {
+      auto is_out = [&](int p) {
+        return std::find(scheme.left_out.begin(), scheme.left_out.end(), p) !=
+               scheme.left_out.end();
+      };
       ClusterStrategyOptions o;
-      o.msg_sizes = out->msg_sizes;
-      std::string from;
+      std::vector<const Landscape*> measured;
       for (const Landscape* l : ls)
-        if (l != out) {
+        if (!is_out(l->comm_size)) {
+          measured.push_back(l);
           o.sizes.push_back({l->comm_size, 1, 0, 0});
-          from += (from.empty() ? "" : ",") + std::to_string(l->comm_size);
         }
+      o.msg_sizes = measured.front()->msg_sizes;
       o.budget = 100000;
       auto s = make_cluster_strategy("bo-cluster", collective, table, o);
-      for (const Landscape* l : ls) {
-        if (l == out) continue;
+      for (const Landscape* l : measured)
         for (const auto& cfg : l->configs()) {
           std::size_t runs = 0;
           for (auto m : o.msg_sizes)
@@ -169,42 +227,101 @@ int leave_out(const std::string& path, double min_confidence) {
             s->observe(l->comm_size, e);
           }
         }
+      const auto picks = s->recommend(scheme.left_out, min_confidence);
+      const auto ungated = s->recommend(scheme.left_out, 0.0);  // the posterior-mean argmin
+      if (!pooled.count(scheme.scheme)) order.push_back(scheme.scheme);
+      Pooled& pool = pooled[scheme.scheme];
+      Pooled row;
+      nlohmann::json cells = nlohmann::json::array();
+      for (const Landscape* out : ls) {
+        if (!is_out(out->comm_size)) continue;
+        const Landscape* near = nullptr;  // largest measured size <= P, else the smallest
+        for (const Landscape* l : measured)
+          if (l->comm_size <= out->comm_size) near = l;
+        if (!near) near = measured.front();
+        std::vector<Choice> cluster, ungated_picks, nearest, def;
+        for (const auto& k : ungated)
+          if (k.comm_size == out->comm_size) ungated_picks.push_back({k.msg_size, k.config, 0, 0});
+        for (const auto& k : picks) {
+          if (k.comm_size != out->comm_size) continue;
+          cluster.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          ++row.predicted;
+          const auto* pick = out->find(k.config, k.msg_size);
+          const auto* dflt = out->find(TuningConfig{}, k.msg_size);
+          if (!k.measured && k.confidence >= min_confidence && !k.config.is_default()) {
+            ++row.confident;
+            if (pick && dflt && pick->truth > dflt->truth) ++row.confident_worse;
+          }
+          cells.push_back(
+              {{"P", out->comm_size},
+               {"msg", k.msg_size},
+               {"pick", k.config.algorithm},
+               {"confidence", k.confidence},
+               {"pick_over_default", pick && dflt ? pick->truth / dflt->truth : 0.0},
+               {"pick_over_best", pick ? pick->truth / out->optimum(k.msg_size) : 0.0}});
+          TuningConfig best{};
+          double best_v = std::numeric_limits<double>::infinity();
+          for (const auto& cfg : near->configs())
+            if (const auto* pt = near->find(cfg, k.msg_size); pt && pt->truth < best_v)
+              best_v = pt->truth, best = cfg;
+          nearest.push_back({k.msg_size, best, 0, 0});
+          def.push_back({k.msg_size, TuningConfig{}, 0, 0});
+        }
+        auto add = [](std::vector<double>& to, const std::vector<double>& r) {
+          for (double x : r)
+            if (std::isfinite(x)) to.push_back(x);
+        };
+        add(row.cluster, bench::regrets(*out, cluster));
+        add(row.ungated, bench::regrets(*out, ungated_picks));
+        add(row.nearest, bench::regrets(*out, nearest));
+        add(row.def, bench::regrets(*out, def));
       }
-      const auto picks = s->recommend({out->comm_size}, min_confidence);
-      std::vector<Choice> cluster, nearest, def;
-      int predicted = 0, confident = 0;
-      const Landscape* near = nullptr;  // largest other size <= P, else the smallest other
-      for (const Landscape* l : ls)
-        if (l != out && l->comm_size <= out->comm_size) near = l;
-      if (!near) near = ls.front() == out ? ls[1] : ls.front();
-      for (const auto& k : picks) {
-        cluster.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
-        ++predicted;
-        if (k.confidence >= min_confidence && !k.config.is_default()) ++confident;
-        TuningConfig best{};
-        double best_v = std::numeric_limits<double>::infinity();
-        for (const auto& cfg : near->configs())
-          if (const auto* pt = near->find(cfg, k.msg_size); pt && pt->truth < best_v)
-            best_v = pt->truth, best = cfg;
-        nearest.push_back({k.msg_size, best, 0, 0});
-        def.push_back({k.msg_size, TuningConfig{}, 0, 0});
-      }
-      auto stats = [&](const std::vector<Choice>& c) {
-        auto r = bench::regrets(*out, c);
-        std::vector<double> f;
-        for (double x : r)
-          if (std::isfinite(x)) f.push_back(x);
-        return std::make_pair(mean_of(f),
-                              f.empty() ? std::nan("") : *std::max_element(f.begin(), f.end()));
+      auto cat = [](std::vector<double>& a, const std::vector<double>& b) {
+        a.insert(a.end(), b.begin(), b.end());
       };
-      auto [cm, cx] = stats(cluster);
-      auto [nm, nx] = stats(nearest);
-      auto [dm, dx] = stats(def);
-      (void)dx;
-      std::printf("| %s | %d | %s | %zu | %.2f / %.1f | %d (%d) | %.2f / %.1f | %.2f |\n",
-                  std::string(name(collective)).c_str(), out->comm_size, from.c_str(),
-                  out->configs().size(), 100 * cm, 100 * cx, predicted, confident, 100 * nm,
-                  100 * nx, 100 * dm);
+      cat(pool.cluster, row.cluster);
+      cat(pool.ungated, row.ungated);
+      cat(pool.nearest, row.nearest);
+      cat(pool.def, row.def);
+      pool.predicted += row.predicted;
+      pool.confident += row.confident;
+      pool.confident_worse += row.confident_worse;
+      nlohmann::json line = {{"collective", name(collective)},
+                             {"scheme", scheme.scheme},
+                             {"measured", join_sizes([&] {
+                                std::vector<int> v;
+                                for (const Landscape* l : measured) v.push_back(l->comm_size);
+                                return v;
+                              }())},
+                             {"predicted", join_sizes(scheme.left_out)},
+                             {"bo_cluster_mean", mean_of(row.cluster)},
+                             {"bo_cluster_max", quantile(row.cluster, 1.0)},
+                             {"bo_cluster_ungated_mean", mean_of(row.ungated)},
+                             {"nearest_mean", mean_of(row.nearest)},
+                             {"nearest_max", quantile(row.nearest, 1.0)},
+                             {"default_mean", mean_of(row.def)},
+                             {"confident", row.confident},
+                             {"confident_worse", row.confident_worse},
+                             {"cells", row.predicted},
+                             {"picks", cells}};
+      std::fprintf(stderr, "%s\n", line.dump().c_str());
+    }
+    for (const auto& key : order) {
+      const Pooled& p = pooled[key];
+      std::string predicted;
+      for (const auto& scheme : leave_out_schemes(sizes, which))
+        if (scheme.scheme == key)
+          predicted += (predicted.empty() ? "" : ",") + join_sizes(scheme.left_out);
+      auto fmt = [](const std::vector<double>& v) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.0f", 100 * mean_of(v),
+                      100 * quantile(v, 0.5), 100 * quantile(v, 1.0));
+        return std::string(buf);
+      };
+      std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %d | %d |\n",
+                  std::string(name(collective)).c_str(), key.c_str(), predicted.c_str(),
+                  p.predicted, fmt(p.cluster).c_str(), fmt(p.ungated).c_str(),
+                  fmt(p.nearest).c_str(), fmt(p.def).c_str(), p.confident, p.confident_worse);
     }
   }
   return 0;
@@ -220,9 +337,14 @@ int main(int argc, char** argv) {
   double min_confidence = 0.7, cluster_budget = 0.25;
   std::string settings_text = "{}";
   std::vector<int> timing_rows;
-  std::string recorded;
+  std::vector<std::string> recorded;
+  std::string leave_out_which = "all";
   app.add_option("--recorded", recorded,
-                 "leave-one-comm-size-out on a recorded landscape CSV (no --sim)");
+                 "leave comm sizes out on recorded landscape CSVs, comma-separated (no --sim)")
+      ->delimiter(',');
+  app.add_option("--leave-out", leave_out_which,
+                 "with --recorded: one (each size alone), blocks (every other size; sizes > 64 "
+                 "from <= 64) or all");
   app.add_option("--sim", sim.profile, "simulated cluster profile");
   app.add_option("--timing-rows", timing_rows,
                  "only time bo-cluster's decisions after these numbers of runs (no --sim)")
@@ -243,7 +365,12 @@ int main(int argc, char** argv) {
 
   try {
     const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
-    if (!recorded.empty()) return leave_out(recorded, min_confidence);
+    if (!recorded.empty()) {
+      if (leave_out_which != "all" && leave_out_which != "one" && leave_out_which != "blocks")
+        throw std::invalid_argument("--leave-out must be one, blocks or all");
+      return leave_out(recorded, leave_out_which,
+                       app.count("--collective") ? collective_name : std::string(), min_confidence);
+    }
     const auto collective = parse_collective(collective_name);
     if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
     const std::vector<int> sizes = parse_sizes(sizes_text);

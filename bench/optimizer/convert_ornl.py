@@ -17,6 +17,10 @@ Example (what bench/data/ornl-peak.csv was made with, from the complete table):
   python3 bench/optimizer/convert_ornl.py --input landscape_long.csv --dataset peak-2020-05 \
       --collectives bcast,reduce,allreduce,gather,allgather,alltoall,scatter \
       --ranks 16,128,512 --output bench/data/ornl-peak.csv
+and bench/data/ornl-peak-other-sizes.csv (the remaining sizes of four collectives):
+  python3 bench/optimizer/convert_ornl.py --input landscape_long.csv --dataset peak-2020-05 \
+      --collectives bcast,reduce,allreduce,gather --ranks 2,4,8,32,64,256 --omit-dataset \
+      --output bench/data/ornl-peak-other-sizes.csv
 """
 import argparse
 import csv
@@ -34,6 +38,8 @@ def main():
                     help="summit-2020-05, peak-2020-05 or peak-pr7730-2020-05-26")
     ap.add_argument("--collectives", default="bcast,reduce,allreduce,gather")
     ap.add_argument("--ranks", default="16,128,512", help="comma-separated rank counts")
+    ap.add_argument("--omit-dataset", action="store_true",
+                    help="leave out the dataset column (one dataset per file; smaller)")
     args = ap.parse_args()
     collectives = set(args.collectives.split(","))
     ranks = {int(r) for r in args.ranks.split(",")}
@@ -41,8 +47,11 @@ def main():
     rows = 0
     with open(args.input, newline="") as src, open(args.output, "w", newline="") as dst:
         out = csv.writer(dst, lineterminator="\n")
-        out.writerow(["collective", "comm_size", "algorithm", "segsize", "fanout", "msg_size",
-                      "latency_us", "dataset", "run"])
+        header = ["collective", "comm_size", "algorithm", "segsize", "fanout", "msg_size",
+                  "latency_us", "dataset", "run"]
+        if args.omit_dataset:
+            header.remove("dataset")
+        out.writerow(header)
         for r in csv.DictReader(src):
             if r["dataset"] != args.dataset or r["collective"] not in collectives:
                 continue
@@ -50,8 +59,11 @@ def main():
                 continue
             alg = int(r["alg_id"])
             fanout = 4 if (r["collective"], alg) in CHAIN else 0
-            out.writerow([r["collective"], r["nranks"], alg, 0, fanout, r["msg_size_bytes"],
-                          r["avg_latency_us"], r["dataset"], r["run"]])
+            row = [r["collective"], r["nranks"], alg, 0, fanout, r["msg_size_bytes"],
+                   r["avg_latency_us"], r["dataset"], r["run"]]
+            if args.omit_dataset:
+                del row[7]
+            out.writerow(row)
             rows += 1
     print(f"wrote {rows} rows to {args.output}", file=sys.stderr)
     if rows == 0:

@@ -156,6 +156,75 @@ TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
   for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
 }
 
+TEST(ClusterStrategy, RecommendFitsTheModelToObservationsAlone) {
+  // A caller that only observes (recorded sweeps, a warm start) and then asks for picks gets a
+  // model fitted to those observations, not the prior means of the hyper-parameters.
+  const std::vector<int> sizes = {4, 8, 16, 64, 128};
+  auto a = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  Rng rng(5);
+  for (int p : sizes)
+    for (const TuningConfig& c : {TuningConfig{0, 0, 0}, TuningConfig{2, 0, 4},
+                                  TuningConfig{5, 0, 0}, TuningConfig{6, 0, 0}})
+      for (int r = 0; r < 2; ++r) a->observe(p, evaluate(c, p, rng));
+  // The same observations, held with the prior means as if freshly fitted.
+  auto b = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  nlohmann::json state = a->state();
+  const Eigen::VectorXd prior = ClusterGp::default_theta();
+  state["theta"] = std::vector<double>(prior.data(), prior.data() + prior.size());
+  state["fitted_rows"] = 1000;
+  b->restore(state);
+  const auto fitted = a->recommend({32}, 0.0), unfitted = b->recommend({32}, 0.0);
+  ASSERT_EQ(fitted.size(), unfitted.size());
+  double differs = 0;
+  for (std::size_t i = 0; i < fitted.size(); ++i)
+    differs = std::max(differs, std::abs(std::log(fitted[i].latency_us / unfitted[i].latency_us)));
+  EXPECT_GT(differs, 0.005);                      // the predicted latencies of the picks
+  EXPECT_TRUE(a->state().at("theta").is_null());  // the answer's fit is not kept
+}
+
+TEST(ClusterStrategy, APickExtrapolatedFarIsLessConfidentThanInterpolated) {
+  // Two configurations measured at 4-128 ranks, the binomial tree ahead of the default by the
+  // same factor at every size: between the measured sizes (32) the model is sure it is faster;
+  // seven doublings beyond them (16384) the same pick is less sure, because the trend in log2 P
+  // that carries both there is itself uncertain.
+  const std::vector<int> sizes = {4, 8, 16, 64, 128};
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options(sizes, 60));
+  Rng rng(5);
+  for (int p : sizes)
+    for (const TuningConfig& c : {TuningConfig{0, 0, 0}, TuningConfig{6, 0, 0}})
+      for (int r = 0; r < 2; ++r) {
+        Evaluation e = evaluate(TuningConfig{0, 0, 0}, p, rng);
+        e.config = c;
+        if (c.algorithm == 6)
+          for (double& v : e.latency_us) v *= 0.8;
+        s->observe(p, e);
+      }
+  const auto near = s->recommend({32}, 0.0), far = s->recommend({16384}, 0.0);
+  ASSERT_EQ(near.size(), far.size());
+  for (std::size_t i = 0; i < near.size(); ++i) {
+    ASSERT_EQ(near[i].config, (TuningConfig{6, 0, 0})) << near[i].msg_size;
+    ASSERT_EQ(far[i].config, (TuningConfig{6, 0, 0})) << far[i].msg_size;
+    EXPECT_GT(near[i].confidence, 0.9) << near[i].msg_size;
+    EXPECT_LT(far[i].confidence, near[i].confidence - 0.02) << far[i].msg_size;
+  }
+}
+
+TEST(ClusterStrategy, RestoresHyperParametersSavedBeforeTheSlopeTerm) {
+  // A campaign saved with the 10 hyper-parameters of the model without the trend's slope
+  // variance resumes; the new one starts at its prior mean. Any other length is refused.
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), options({4, 8}, 60));
+  nlohmann::json state = s->state();
+  state["theta"] = std::vector<double>(kClusterLogSharedSlopeVar, 0.1);
+  s->restore(state);
+  const auto theta = s->state().at("theta").get<std::vector<double>>();
+  ASSERT_EQ(static_cast<int>(theta.size()), kClusterGpParamCount);
+  EXPECT_EQ(theta[0], 0.1);
+  EXPECT_EQ(theta[kClusterLogSharedSlopeVar],
+            ClusterGp::default_theta()[kClusterLogSharedSlopeVar]);
+  state["theta"] = std::vector<double>(7, 0.1);
+  EXPECT_THROW(s->restore(state), std::invalid_argument);
+}
+
 TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
   // An engine with parallel jobs asks again before the first results are in: an empty answer
   // would mean "done", so the strategy hands out more pairs instead.
@@ -218,6 +287,45 @@ TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
     EXPECT_LT(var(0, s), var(1, s));
   }
   EXPECT_THROW(ClusterGp(ClusterGridData{}, theta), std::invalid_argument);
+}
+
+// Beyond the measured sizes the posterior variance keeps growing with the distance (the
+// slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
+// variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
+TEST(ClusterGp, VarianceKeepsGrowingBeyondTheMeasuredSizes) {
+  ClusterGridData d;
+  const int m = 2;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  const std::vector<double> xs = {4, 7};  // 16 and 128 ranks
+  d.log_latency.resize(6, m);
+  d.repeats = Eigen::VectorXd::Constant(6, 3.0);
+  int i = 0;
+  for (int cat = 0; cat < 3; ++cat)
+    for (double x : xs) {
+      ClusterRow r;
+      r.config.category = cat;
+      r.log2_comm = x;
+      d.rows.push_back(r);
+      for (int s = 0; s < m; ++s) d.log_latency(i, s) = 1.0 + 0.4 * x + 0.2 * s + 0.1 * cat * x;
+      ++i;
+    }
+  ClusterGp gp(d, ClusterGp::default_theta());
+  std::vector<ClusterRow> at;
+  for (double x : {5.5, 9.0, 12.0, 16.0, 20.0}) {
+    ClusterRow r;
+    r.config.category = 1;
+    r.log2_comm = x;
+    at.push_back(r);
+  }
+  Eigen::MatrixXd mean, var;
+  gp.predict(at, &mean, &var);
+  for (int s = 0; s < m; ++s) {
+    for (int k = 1; k < static_cast<int>(at.size()); ++k)
+      EXPECT_GT(var(k, s), var(k - 1, s)) << "log2 P " << at[k].log2_comm;
+    // 2^20 ranks is 13 doublings beyond the data, 2^12 five: a stationary kernel gives both
+    // its prior variance; a linear trend's uncertainty grows like the squared distance.
+    EXPECT_GT(var(4, s), 2.0 * var(2, s));
+  }
 }
 
 }  // namespace

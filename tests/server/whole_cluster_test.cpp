@@ -9,19 +9,19 @@
 #include <random>
 #include <set>
 
-#include "optimizer/cluster_nearest.h"
-#include "rules/rules_reader.h"
-#include "rules/rules_writer.h"
-#include "runner/backend_factory.h"
 #include "campaign/campaign_engine.h"
-#include "campaign/event_sink.h"
-#include "campaign/report.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/cluster_rules.h"
 #include "campaign/cluster_search.h"
 #include "campaign/comm_sizes.h"
+#include "campaign/event_sink.h"
+#include "campaign/report.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
+#include "optimizer/cluster_nearest.h"
+#include "rules/rules_reader.h"
+#include "rules/rules_writer.h"
+#include "runner/backend_factory.h"
 
 namespace colltune {
 namespace {
@@ -444,6 +444,58 @@ TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
     for (std::int64_t m : osu_message_sizes(Collective::bcast, spec.min_size, spec.max_size))
       EXPECT_EQ(configured_choice(read.model, Collective::bcast, p, m, read.semantics),
                 p > 8 ? TuningConfig::default_decision() : intended(id, Collective::bcast, p, m));
+}
+
+TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
+  // The recorded ORNL Peak sweep (bench/data/ornl-peak-other-sizes.csv, gather: 4 algorithm
+  // ids, segment size and fan-out never varied) through the replay backend: one bo-cluster
+  // search over 2, 4 and 8 ranks, configurations the sweep did not record come back
+  // `unavailable` and are never asked again, and the file covers 2-8 ranks.
+  backend_ = make_backend("replay", {{"dataset", std::string(COLLTUNE_SOURCE_DIR) +
+                                                     "/bench/data/ornl-peak-other-sizes.csv"},
+                                     {"where", {{"collective", "gather"}}}});
+  nlohmann::json j = cluster_spec_json({2, 4, 8});
+  j["backend"] = "replay";
+  j["contexts"] = nlohmann::json::array();
+  for (int p : {2, 4, 8}) j["contexts"].push_back({{"collective", "gather"}, {"comm_size", p}});
+  j["sizes"] = "1:1M";
+  j["budget"] = 8;
+  j["cluster"] = {{"strategy", "bo-cluster"}, {"min_confidence", 0.8}};
+  const CampaignSpec spec = parse_campaign_spec(j);
+  CampaignEngine::check_admissible(*store_, *backend_, spec);
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  CampaignEngine engine(*store_, *backend_, table_);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  std::map<int, int> replayed;  // comm size -> runs answered from the recording
+  std::set<std::pair<int, TuningConfig>> unavailable;
+  for (const auto& c : store_->contexts(id)) {
+    EXPECT_EQ(c.state, "done");
+    for (const auto& job : store_->jobs(id))
+      if (job.context_id == c.id && job.purpose == "search")
+        for (const auto& run : store_->runs_of_job(job.id)) {
+          if (run.outcome == RunOutcome::ok) ++replayed[c.comm_size];
+          if (run.outcome == RunOutcome::unavailable) {
+            EXPECT_TRUE(unavailable.insert({c.comm_size, run.config}).second)
+                << "asked twice for an unrecorded configuration at P=" << c.comm_size;
+          }
+        }
+  }
+  EXPECT_EQ(replayed.size(), 3u);
+  EXPECT_FALSE(unavailable.empty());  // the search space has knobs the sweep never varied
+  const auto report = campaign_report(*store_, id, table_);
+  std::set<int> predicted;
+  for (const auto& p : report.at("predicted")) predicted.insert(p.at("comm_size").get<int>());
+  EXPECT_EQ(predicted, (std::set<int>{3, 5, 6, 7}));
+  const RulesStageResult stage = rules(id, "classic");
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  const RulesReadResult read = read_rules_text(stage.content, RulesDialect::ompi_4_1);
+  ASSERT_TRUE(read.loaded) << read.reason;
+  for (int p = 2; p <= 9; ++p)
+    for (std::int64_t m : osu_message_sizes(Collective::gather, spec.min_size, spec.max_size))
+      EXPECT_EQ(configured_choice(read.model, Collective::gather, p, m, read.semantics),
+                p > 8 ? TuningConfig::default_decision() : intended(id, Collective::gather, p, m))
+          << "P=" << p << " size " << m;
 }
 
 TEST_F(WholeCluster, SizesTheBackendCannotRunAreRefusedBeforeAnythingRuns) {
