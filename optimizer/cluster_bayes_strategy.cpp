@@ -100,9 +100,17 @@ double ClusterBayesStrategy::run_cost(int comm_size) const {
   return comm_size * std::max(1.0, std::log2(static_cast<double>(comm_size)));
 }
 
+int ClusterBayesStrategy::nodes_of(int comm_size) const {
+  for (const auto& s : options_.sizes)
+    if (s.comm_size == comm_size) return std::max(1, s.nodes);
+  return 1;
+}
+
 double ClusterBayesStrategy::node_seconds() const {
   double total = 0;
-  for (const auto& o : evaluations_) total += run_cost(o.comm_size);
+  for (const auto& o : evaluations_)
+    total += o.evaluation.seconds > 0 ? o.evaluation.seconds * nodes_of(o.comm_size)
+                                      : run_cost(o.comm_size);
   return total;
 }
 
@@ -552,7 +560,8 @@ nlohmann::json ClusterBayesStrategy::state() const {
                      {"config", o.evaluation.config},
                      {"msg_sizes", o.evaluation.msg_sizes},
                      {"latency_us", latencies},
-                     {"failed", o.evaluation.failed}});
+                     {"failed", o.evaluation.failed},
+                     {"seconds", o.evaluation.seconds}});
   }
   nlohmann::json pending = nlohmann::json::array();
   for (const auto& p : pending_) pending.push_back(pair_json(p.first, p.second));
@@ -577,6 +586,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
       o.evaluation.latency_us.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
                                                     : v.get<double>());
     o.evaluation.failed = e.value("failed", false);
+    o.evaluation.seconds = e.value("seconds", 0.0);  // absent in older states: priced
     if (o.comm_size < 2 || o.evaluation.msg_sizes.size() != o.evaluation.latency_us.size())
       throw std::invalid_argument("bo-cluster: malformed evaluation in state");
     evals.push_back(std::move(o));

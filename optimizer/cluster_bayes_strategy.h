@@ -82,6 +82,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
+  // Node-seconds spent: observed seconds x nodes per run (run_cost() for runs reporting 0).
   double node_seconds() const;
   double run_cost(int comm_size) const;
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
@@ -94,6 +95,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
   using Pair = std::pair<int, TuningConfig>;  // (comm size, canonical configuration)
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
+  int nodes_of(int comm_size) const;                 // ClusterSize::nodes, at least 1
   ClusterRow row(int comm_size, const TuningConfig& config) const;
   void make_design();
   // The model on everything observed plus `fantasies` (rows at their posterior mean).

@@ -341,8 +341,9 @@ int main(int argc, char** argv) {
             e.latency_us = land.at(sgg.comm_size).draw(sgg.config, e.msg_sizes, draws);
             e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
                                     [](double x) { return std::isfinite(x); });
+            e.seconds = cost.run_seconds(e.msg_sizes, e.latency_us);  // what the run took
             c.runs += 1;
-            c.node_seconds += cost.run_seconds(e.msg_sizes, e.latency_us) * nodes(sgg.comm_size);
+            c.node_seconds += e.seconds * nodes(sgg.comm_size);
             strategy->observe(sgg.comm_size, e);
           }
         }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/rng.h"
+#include "optimizer/cluster_bayes_strategy.h"
 #include "optimizer/cluster_gp.h"
 #include "optimizer/search_space.h"
 
@@ -167,6 +168,45 @@ TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
     for (const auto& b : batch) EXPECT_TRUE(seen.insert({b.comm_size, b.config}).second);
   }
   EXPECT_FALSE(s->done());
+}
+
+TEST(ClusterStrategy, CountsTheObservedSecondsAgainstTheNodeSecondBudget) {
+  // The caller's price of a run at 64 ranks (100 node-seconds) is a third of what those runs
+  // really take (300): the budget must stop the search on the seconds the runs report.
+  auto o = options({4, 8, 64}, 0);
+  o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
+  o.sizes[2].run_cost = 100;
+  o.budget_node_seconds = 900;
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  Rng rng(4);
+  double observed = 0;
+  int large = 0;
+  for (int round = 0; round < 200 && !s->done(); ++round) {
+    auto batch = s->suggest(1);
+    if (batch.empty()) break;
+    for (const auto& b : batch) {
+      Evaluation e = evaluate(b.config, b.comm_size, rng);
+      e.seconds = b.comm_size == 64 ? 300 : 1;
+      observed += e.seconds;
+      large += b.comm_size == 64;
+      s->observe(b.comm_size, e);
+    }
+  }
+  EXPECT_TRUE(s->done());
+  EXPECT_EQ(s->stop_reason(), "budget");
+  EXPECT_GE(large, 1);
+  // One run at a time, the last priced at the caller's 100 before it ran: at most that run past.
+  EXPECT_LE(observed, 900 + 300);
+  EXPECT_GE(observed, 900 - 300);
+  const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+  EXPECT_DOUBLE_EQ(bayes.node_seconds(), observed);
+  // The seconds survive a restore; a run reporting 0 seconds counts at the caller's price.
+  auto r = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  r->restore(nlohmann::json::parse(s->state().dump()));
+  EXPECT_DOUBLE_EQ(dynamic_cast<const ClusterBayesStrategy&>(*r).node_seconds(), observed);
+  Evaluation unknown = evaluate(TuningConfig::default_decision(), 8, rng);
+  r->observe(8, unknown);
+  EXPECT_DOUBLE_EQ(dynamic_cast<const ClusterBayesStrategy&>(*r).node_seconds(), observed + 1);
 }
 
 TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
