@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -46,6 +47,13 @@ struct ClusterStrategyOptions {
   // run still pending, counts at the strategy's price for it (see the implementation).
   int budget = 0;
   double budget_node_seconds = 0;
+  // Collective calls one run makes at each message size (warm-up + timed iterations), keyed by
+  // message size; when it covers every msg_sizes entry, the strategy prices each candidate
+  // (configuration, comm size) from the latencies it predicts for it:
+  //   seconds = launch overhead + sum over message sizes of calls x predicted latency,
+  // the overhead fitted from the observed runs' seconds, x the nodes of the size. Empty = every
+  // run at a size costs ClusterSize::run_cost (or the strategy's estimate).
+  std::map<std::int64_t, double> calls_per_run;
   // Strategy-specific settings (see the implementation's header); unknown keys are rejected.
   nlohmann::json settings = nlohmann::json::object();
 };

@@ -305,6 +305,10 @@ int main(int argc, char** argv) {
       co.seed = seed;
       co.msg_sizes = land.at(sizes.front()).msg_sizes;
       co.settings = nlohmann::json::parse(settings_text);
+      for (auto m : co.msg_sizes)  // the calls a run makes per size, as BenchmarkCost counts them
+        co.calls_per_run[m] = m > cost.large_message_size
+                                  ? cost.iterations_large + cost.warmup_large
+                                  : cost.iterations_small + cost.warmup_small;
       // Expected node-seconds of one run at P: the median over the landscape's configurations
       // of a run's benchmark seconds (noise-free; the median, since a few pathological
       // configurations are 100x slower than the rest), times the nodes.
