@@ -260,6 +260,14 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
   design_note_ = text;
 }
 
+std::string ClusterBayesStrategy::design_note() const {
+  std::string note = design_note_;
+  if (design_cut_ > 0)
+    note += (note.empty() ? "" : "; ") + std::string("initial design cut short by ") +
+            std::to_string(design_cut_) + " runs: its runs cost more than the sizes' prices";
+  return note;
+}
+
 std::optional<ClusterGp> ClusterBayesStrategy::model(
     const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
@@ -441,6 +449,14 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     excluded.insert({o.comm_size, space_at(o.comm_size).canonical(o.evaluation.config)});
   while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
     if (budget_spent()) break;
+    if (options_.budget_node_seconds > 0 &&
+        node_seconds() + pending_node_seconds() >=
+            settings_.design_budget_fraction * options_.budget_node_seconds) {
+      // The design's runs cost more than the sizes' prices said: the model takes over.
+      design_cut_ = static_cast<int>(design_.size() - design_next_);
+      design_next_ = design_.size();
+      break;
+    }
     const auto& d = design_[design_next_++];
     if (excluded.count({d.comm_size, d.config})) continue;
     out.push_back(d);
@@ -703,7 +719,8 @@ nlohmann::json ClusterBayesStrategy::state() const {
           {"fitted_rows", fitted_rows_},
           {"stopped", stopped_},
           {"stop_reason", stop_reason_},
-          {"design_note", design_note_}};
+          {"design_note", design_note()},
+          {"design_cut", design_cut_}};
 }
 
 void ClusterBayesStrategy::restore(const nlohmann::json& state) {
@@ -743,6 +760,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());
+  design_cut_ = state.value("design_cut", 0);
   fitted_rows_ = state.value("fitted_rows", 0);
   stopped_ = state.value("stopped", false);
   stop_reason_ = state.value("stop_reason", "");

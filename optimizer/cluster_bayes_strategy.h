@@ -17,6 +17,8 @@
 //    Under a node-second budget the design must fit design_budget_fraction of it at the sizes'
 //    prices (no model yet): the dearest point moves to the next smaller size where its
 //    configuration exists, or is dropped when it cannot; stop_reason() and state() say so.
+//    Design runs are observed at what they cost: once the spent + pending node-seconds reach
+//    that share, the rest of the design is skipped (said too) and the model takes over.
 //    A campaign never spends its whole budget on the design.
 //  - Acquisition (cost-aware): a candidate (c, P) is worth
 //        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
@@ -89,11 +91,12 @@ class ClusterBayesStrategy : public ClusterStrategy {
   bool done() const override;
   // "budget", "ei" or "space exhausted", followed by the design note when there is one.
   std::string stop_reason() const override {
-    return stop_reason_.empty() || design_note_.empty() ? stop_reason_
-                                                        : stop_reason_ + "; " + design_note_;
+    const std::string note = design_note();
+    return stop_reason_.empty() || note.empty() ? stop_reason_ : stop_reason_ + "; " + note;
   }
-  // Empty, or how the initial design was shrunk to fit the node-second budget.
-  const std::string& design_note() const { return design_note_; }
+  // Empty, or how the initial design was shrunk to fit the node-second budget (and cut short
+  // when its observed runs reached design_budget_fraction of it).
+  std::string design_note() const;
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;
@@ -161,6 +164,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
   bool stopped_ = false;
   std::string stop_reason_;
   std::string design_note_;
+  int design_cut_ = 0;  // design runs never handed out: the observed design reached its share
 };
 
 }  // namespace colltune

@@ -179,6 +179,7 @@ TEST(ClusterStrategy, CountsTheObservedSecondsAgainstTheNodeSecondBudget) {
   o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
   o.sizes[2].run_cost = 100;
   o.budget_node_seconds = 900;
+  o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};  // only the budget stops it
   auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
   Rng rng(4);
   double observed = 0;
@@ -296,6 +297,17 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
   }
   EXPECT_GT(runs, fitted_runs + 5);
   EXPECT_NE(t->stop_reason().find("initial design fitted"), std::string::npos) << t->stop_reason();
+  // Runs that cost 3x their size's price: the design stops at its share of the budget and
+  // the model (pricing from observed seconds) takes over.
+  auto u = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  for (int round = 0; round < 200 && !u->done(); ++round) {
+    auto batch = u->suggest(1);
+    if (batch.empty()) break;
+    Evaluation e = evaluate(batch[0].config, batch[0].comm_size, rng);
+    e.seconds = 3 * price.at(batch[0].comm_size);
+    u->observe(batch[0].comm_size, e);
+  }
+  EXPECT_NE(u->stop_reason().find("cut short"), std::string::npos) << u->stop_reason();
   // The fraction is a setting; out of range is refused.
   o.settings = {{"design_budget_fraction", 0.0}};
   EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
