@@ -207,7 +207,14 @@ void ClusterBayesStrategy::make_design() {
       if (d > 0 && stratum + d < k && add(options_.sizes[stratum + d].comm_size, configs[j])) break;
     }
   }
-  if (options_.budget_node_seconds > 0) fit_design_to_budget(seen);
+  if (options_.budget_node_seconds > 0) {
+    fit_design_to_budget(seen);
+    // Cheapest first: the dear points come when runs were observed and the model prices them.
+    std::stable_sort(design_.begin(), design_.end(),
+                     [&](const ClusterSuggestion& a, const ClusterSuggestion& b) {
+                       return run_cost(a.comm_size) < run_cost(b.comm_size);
+                     });
+  }
 }
 
 void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
@@ -263,8 +270,9 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
 std::string ClusterBayesStrategy::design_note() const {
   std::string note = design_note_;
   if (design_cut_ > 0)
-    note += (note.empty() ? "" : "; ") + std::string("initial design cut short by ") +
-            std::to_string(design_cut_) + " runs: its runs cost more than the sizes' prices";
+    note += (note.empty() ? "" : "; ") + std::string("initial design: ") +
+            std::to_string(design_cut_) +
+            " runs skipped, priced past its share of the budget once runs were observed";
   return note;
 }
 
@@ -347,6 +355,27 @@ void ClusterBayesStrategy::maybe_refit() {
   fitted_rows_ = rows;
 }
 
+std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
+                                                 const Eigen::MatrixXd& mean,
+                                                 const Eigen::MatrixXd& var) const {
+  const bool per_config = prices_configurations();
+  const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
+  std::vector<double> out(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const int comm = pairs[i].first;
+    if (!per_config) {
+      out[i] = run_cost(comm);
+      continue;
+    }
+    double seconds = overhead.at(comm);
+    for (int s = 0; s < mean.cols(); ++s)
+      seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
+                 std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
+    out[i] = std::max(seconds, 1e-9) * nodes_of(comm);
+  }
+  return out;
+}
+
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
     const ClusterGp& gp, const std::set<Pair>& excluded) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
@@ -384,21 +413,7 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   // The price of each candidate: its predicted run time (launch overhead + calls x the
   // predicted mean latency, exp(mu + min(var, 1) / 2)) x the nodes of its size; or the size's
   // price when the calls per run are unknown.
-  const bool per_config = prices_configurations();
-  const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
-  std::vector<double> price(all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const int comm = all[i].first;
-    if (!per_config) {
-      price[i] = run_cost(comm);
-      continue;
-    }
-    double seconds = overhead.at(comm);
-    for (int s = 0; s < m; ++s)
-      seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
-                 std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
-    price[i] = std::max(seconds, 1e-9) * nodes_of(comm);
-  }
+  const std::vector<double> price = prices(all, mean, var);
   const double cheapest = *std::min_element(price.begin(), price.end());
   const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
   // EI-cool (Lee et al. 2020): EI per cost^alpha, alpha falling from 1 to 0 as the budget is
@@ -447,20 +462,32 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   for (const auto& [pair, price] : pending_) excluded.insert(pair);
   for (const auto& o : evaluations_)
     excluded.insert({o.comm_size, space_at(o.comm_size).canonical(o.evaluation.config)});
+  // Under a node-second budget, a design point costs its size's price until runs were
+  // observed, then the model's price for it (per configuration); a point that would take the
+  // design past its share of the budget is skipped (design_cut_).
+  const bool budgeted = options_.budget_node_seconds > 0;
+  std::optional<ClusterGp> design_gp;
+  if (budgeted && design_next_ < design_.size() && prices_configurations()) {
+    maybe_refit();
+    design_gp = model({}, {});
+  }
   while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
     if (budget_spent()) break;
-    if (options_.budget_node_seconds > 0 &&
-        node_seconds() + pending_node_seconds() >=
-            settings_.design_budget_fraction * options_.budget_node_seconds) {
-      // The design's runs cost more than the sizes' prices said: the model takes over.
-      design_cut_ = static_cast<int>(design_.size() - design_next_);
-      design_next_ = design_.size();
-      break;
-    }
     const auto& d = design_[design_next_++];
     if (excluded.count({d.comm_size, d.config})) continue;
+    double price = run_cost(d.comm_size);
+    if (design_gp) {
+      Eigen::MatrixXd mean, var;
+      design_gp->predict({row(d.comm_size, d.config)}, &mean, &var);
+      price = prices({{d.comm_size, d.config}}, mean, var).front();
+    }
+    if (budgeted && node_seconds() + pending_node_seconds() + price >
+                        settings_.design_budget_fraction * options_.budget_node_seconds) {
+      ++design_cut_;  // cannot afford it within the design's share
+      continue;
+    }
     out.push_back(d);
-    pending_.insert({{d.comm_size, d.config}, run_cost(d.comm_size)});
+    pending_.insert({{d.comm_size, d.config}, price});
     excluded.insert({d.comm_size, d.config});
   }
   if (!out.empty() || design_next_ < design_.size()) return out;

@@ -17,8 +17,10 @@
 //    Under a node-second budget the design must fit design_budget_fraction of it at the sizes'
 //    prices (no model yet): the dearest point moves to the next smaller size where its
 //    configuration exists, or is dropped when it cannot; stop_reason() and state() say so.
-//    Design runs are observed at what they cost: once the spent + pending node-seconds reach
-//    that share, the rest of the design is skipped (said too) and the model takes over.
+//    The design then runs cheapest size first; once runs were observed, each remaining point
+//    is priced by the model (per configuration) and skipped when spent + pending + its price
+//    would pass the design's share (said too): a pathological configuration drawn at the
+//    largest size is not run blind.
 //    A campaign never spends its whole budget on the design.
 //  - Acquisition (cost-aware): a candidate (c, P) is worth
 //        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
@@ -138,6 +140,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   };
   std::vector<Scored> acquisition(const ClusterGp& gp, const std::set<Pair>& excluded) const;
   bool budget_spent() const;
+  // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
+  // message size); the size's price when calls_per_run does not cover the message sizes.
+  std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
+                             const Eigen::MatrixXd& var) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
   // True when options_.calls_per_run covers every message size (per-configuration prices).
   bool prices_configurations() const;

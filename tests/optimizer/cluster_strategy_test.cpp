@@ -307,7 +307,7 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
     e.seconds = 3 * price.at(batch[0].comm_size);
     u->observe(batch[0].comm_size, e);
   }
-  EXPECT_NE(u->stop_reason().find("cut short"), std::string::npos) << u->stop_reason();
+  EXPECT_NE(u->stop_reason().find("runs skipped"), std::string::npos) << u->stop_reason();
   // The fraction is a setting; out of range is refused.
   o.settings = {{"design_budget_fraction", 0.0}};
   EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
