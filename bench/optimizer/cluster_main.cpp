@@ -237,6 +237,9 @@ int main(int argc, char** argv) {
   app.add_option("--cluster-budget", cluster_budget,
                  "second bo-cluster row: node-second budget as a fraction of (a)'s");
   app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
+  bool size_prices = false;
+  app.add_flag("--size-prices", size_prices,
+               "bo-cluster: price runs per size (the median configuration), not per configuration");
   app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
   app.add_option("--sim-threads", sim.threads, "simulation threads");
   CLI11_PARSE(app, argc, argv);
@@ -305,7 +308,8 @@ int main(int argc, char** argv) {
       co.seed = seed;
       co.msg_sizes = land.at(sizes.front()).msg_sizes;
       co.settings = nlohmann::json::parse(settings_text);
-      for (auto m : co.msg_sizes)  // the calls a run makes per size, as BenchmarkCost counts them
+      for (auto m : size_prices ? std::vector<std::int64_t>{} : co.msg_sizes)
+        // the calls a run makes per size, as BenchmarkCost counts them
         co.calls_per_run[m] = m > cost.large_message_size
                                   ? cost.iterations_large + cost.warmup_large
                                   : cost.iterations_small + cost.warmup_small;
