@@ -526,9 +526,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 double campaign_benchmark_seconds(Store& store, std::int64_t campaign_id) {
   double total = 0;
   for (const auto& job : store.jobs(campaign_id))
-    for (const auto& run : store.runs_of_job(job.id))
-      if (run.provenance.end_time > run.provenance.start_time)
-        total += run.provenance.end_time - run.provenance.start_time;
+    for (const auto& run : store.runs_of_job(job.id)) total += observed_seconds(run.provenance);
   return total;
 }
 

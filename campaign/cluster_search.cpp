@@ -158,6 +158,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                    : per_size > 0          ? per_size * static_cast<int>(group.size())
                                            : 0;
   options.budget_node_seconds = spec.cluster.budget_node_seconds;
+  // Every OSU size runs warm-up + timed iterations (as the sim and replay backends count them).
+  for (auto m : options.msg_sizes) options.calls_per_run[m] = spec.iterations + spec.warmup;
   options.settings = spec.cluster.settings;
   auto strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
   if (!lead->optimizer_state.is_null()) strategy->restore(lead->optimizer_state);

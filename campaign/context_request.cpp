@@ -44,8 +44,7 @@ Evaluation evaluation_of(const RunRecord& run) {
   Evaluation e;
   e.config = run.config;
   e.failed = is_failed_outcome(run.outcome);
-  if (run.provenance.end_time > run.provenance.start_time)
-    e.seconds = run.provenance.end_time - run.provenance.start_time;
+  e.seconds = observed_seconds(run.provenance);
   for (const auto& row : run.rows) {
     e.msg_sizes.push_back(row.size);
     e.latency_us.push_back(row.avg_us);

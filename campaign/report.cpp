@@ -215,9 +215,8 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
     const auto job_runs = store.runs_of_job(job.id);
     report.cost.runs += static_cast<std::int64_t>(job_runs.size());
     for (const auto& run : job_runs)
-      if (run.provenance.end_time > run.provenance.start_time)
-        report.cost.node_seconds += (run.provenance.end_time - run.provenance.start_time) *
-                                    (nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1);
+      report.cost.node_seconds += observed_seconds(run.provenance) *
+                                  (nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1);
   }
   report.cost.benchmark_seconds = campaign_benchmark_seconds(store, campaign_id);
   if (!versions.empty()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -42,11 +43,14 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.refit_growth = value.get<double>();
     } else if (key == "max_fit_rows") {
       s.max_fit_rows = value.get<int>();
+    } else if (key == "design_budget_fraction") {
+      s.design_budget_fraction = value.get<double>();
     } else {
       throw std::invalid_argument("bo-cluster: unknown setting '" + key + "'");
     }
   }
-  if (s.initial_points < 0 || s.max_fit_rows < 4 || s.refit_growth < 1.0)
+  if (s.initial_points < 0 || s.max_fit_rows < 4 || s.refit_growth < 1.0 ||
+      !(s.design_budget_fraction > 0 && s.design_budget_fraction <= 1))
     throw std::invalid_argument("bo-cluster: setting out of range");
   return s;
 }
@@ -71,6 +75,8 @@ ClusterBayesStrategy::ClusterBayesStrategy(Collective collective, const Algorith
     if (options_.sizes[i].run_cost < 0)
       throw std::invalid_argument("bo-cluster: negative run cost");
   }
+  for (const auto& [msg, calls] : options_.calls_per_run)
+    if (!(calls >= 0)) throw std::invalid_argument("bo-cluster: negative calls per run");
   if (options_.budget < 0 || options_.budget_node_seconds < 0)
     throw std::invalid_argument("bo-cluster: negative budget");
   std::sort(options_.msg_sizes.begin(), options_.msg_sizes.end());
@@ -100,9 +106,59 @@ double ClusterBayesStrategy::run_cost(int comm_size) const {
   return comm_size * std::max(1.0, std::log2(static_cast<double>(comm_size)));
 }
 
+int ClusterBayesStrategy::nodes_of(int comm_size) const {
+  for (const auto& s : options_.sizes)
+    if (s.comm_size == comm_size) return std::max(1, s.nodes);
+  return 1;
+}
+
+double ClusterBayesStrategy::pending_node_seconds() const {
+  double total = 0;
+  for (const auto& [pair, price] : pending_) total += price;
+  return total;
+}
+
+bool ClusterBayesStrategy::prices_configurations() const {
+  if (options_.calls_per_run.empty()) return false;
+  for (auto m : options_.msg_sizes)
+    if (!options_.calls_per_run.count(m)) return false;
+  return true;
+}
+
+std::map<int, double> ClusterBayesStrategy::launch_overheads() const {
+  // Per observed run: its seconds minus the calls it made at the latencies it measured.
+  std::map<int, std::vector<double>> by_size;
+  std::vector<double> all;
+  for (const auto& o : evaluations_) {
+    const Evaluation& e = o.evaluation;
+    if (e.failed || !(e.seconds > 0)) continue;
+    double compute = 0;
+    std::size_t counted = 0;
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      auto it = options_.calls_per_run.find(e.msg_sizes[i]);
+      if (it == options_.calls_per_run.end() || !std::isfinite(e.latency_us[i])) continue;
+      compute += it->second * e.latency_us[i] * 1e-6;
+      ++counted;
+    }
+    if (counted != options_.msg_sizes.size()) continue;  // truncated: its seconds say little
+    const double residual = std::max(0.0, e.seconds - compute);
+    by_size[o.comm_size].push_back(residual);
+    all.push_back(residual);
+  }
+  std::map<int, double> out;
+  const double global = all.empty() ? 0.0 : median(all);
+  for (const auto& size : options_.sizes) {
+    auto it = by_size.find(size.comm_size);
+    out[size.comm_size] = it == by_size.end() ? global : median(it->second);
+  }
+  return out;
+}
+
 double ClusterBayesStrategy::node_seconds() const {
   double total = 0;
-  for (const auto& o : evaluations_) total += run_cost(o.comm_size);
+  for (const auto& o : evaluations_)
+    total += o.evaluation.seconds > 0 ? o.evaluation.seconds * nodes_of(o.comm_size)
+                                      : run_cost(o.comm_size);
   return total;
 }
 
@@ -151,6 +207,73 @@ void ClusterBayesStrategy::make_design() {
       if (d > 0 && stratum + d < k && add(options_.sizes[stratum + d].comm_size, configs[j])) break;
     }
   }
+  if (options_.budget_node_seconds > 0) {
+    fit_design_to_budget(seen);
+    // Cheapest first: the dear points come when runs were observed and the model prices them.
+    std::stable_sort(design_.begin(), design_.end(),
+                     [&](const ClusterSuggestion& a, const ClusterSuggestion& b) {
+                       return run_cost(a.comm_size) < run_cost(b.comm_size);
+                     });
+  }
+}
+
+void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
+  const double cap = settings_.design_budget_fraction * options_.budget_node_seconds;
+  double total = 0;
+  for (const auto& d : design_) total += run_cost(d.comm_size);
+  const double planned = total;
+  const std::size_t planned_runs = design_.size();
+  int moved = 0, dropped = 0;
+  auto index_of = [&](int comm_size) {
+    int i = 0;
+    while (options_.sizes[i].comm_size != comm_size) ++i;
+    return i;
+  };
+  // The dearest point moves to the next smaller size where its configuration exists (and is
+  // not in the design yet); a point that cannot move is dropped; one point always stays.
+  while (total > cap && design_.size() > 1) {
+    std::size_t dear = 0;
+    for (std::size_t i = 1; i < design_.size(); ++i)
+      if (run_cost(design_[i].comm_size) >= run_cost(design_[dear].comm_size)) dear = i;
+    ClusterSuggestion& d = design_[dear];
+    const double before = run_cost(d.comm_size);
+    bool placed = false;
+    for (int q = index_of(d.comm_size) - 1; q >= 0 && !placed; --q) {
+      const SearchSpace& space = space_at(options_.sizes[q].comm_size);
+      if (!space.contains(d.config)) continue;
+      Pair p{options_.sizes[q].comm_size, space.canonical(d.config)};
+      if (run_cost(p.first) >= before || !taken.insert(p).second) continue;
+      taken.erase({d.comm_size, d.config});
+      d.comm_size = p.first;
+      d.config = p.second;
+      total += run_cost(p.first) - before;
+      placed = true;
+      ++moved;
+    }
+    if (!placed) {
+      taken.erase({d.comm_size, d.config});
+      design_.erase(design_.begin() + static_cast<std::ptrdiff_t>(dear));
+      total -= before;
+      ++dropped;
+    }
+  }
+  if (moved + dropped == 0) return;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "initial design fitted to %.0f%% of the node-second budget: %d of %zu runs moved "
+                "to smaller sizes, %d dropped (%.4g -> %.4g node-s at the sizes' prices)",
+                100 * settings_.design_budget_fraction, moved, planned_runs, dropped, planned,
+                total);
+  design_note_ = text;
+}
+
+std::string ClusterBayesStrategy::design_note() const {
+  std::string note = design_note_;
+  if (design_cut_ > 0)
+    note += (note.empty() ? "" : "; ") + std::string("initial design: ") +
+            std::to_string(design_cut_) +
+            " runs skipped, priced past its share of the budget once runs were observed";
+  return note;
 }
 
 std::optional<ClusterGp> ClusterBayesStrategy::model(
@@ -242,6 +365,27 @@ std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) co
   return fit_cluster_gp(data, starts);
 }
 
+std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
+                                                 const Eigen::MatrixXd& mean,
+                                                 const Eigen::MatrixXd& var) const {
+  const bool per_config = prices_configurations();
+  const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
+  std::vector<double> out(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const int comm = pairs[i].first;
+    if (!per_config) {
+      out[i] = run_cost(comm);
+      continue;
+    }
+    double seconds = overhead.at(comm);
+    for (int s = 0; s < mean.cols(); ++s)
+      seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
+                 std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
+    out[i] = std::max(seconds, 1e-9) * nodes_of(comm);
+  }
+  return out;
+}
+
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
     const ClusterGp& gp, const std::set<Pair>& excluded) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
@@ -276,23 +420,24 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
       top_ei[all[i]] = top;
     }
   }
+  // The price of each candidate: its predicted run time (launch overhead + calls x the
+  // predicted mean latency, exp(mu + min(var, 1) / 2)) x the nodes of its size; or the size's
+  // price when the calls per run are unknown.
+  const std::vector<double> price = prices(all, mean, var);
+  const double cheapest = *std::min_element(price.begin(), price.end());
   const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
   // EI-cool (Lee et al. 2020): EI per cost^alpha, alpha falling from 1 to 0 as the budget is
   // spent, so that cheap sizes are explored first and the expensive ones are not starved.
   double used = static_cast<double>(evaluations_.size() + pending_.size()) / max_evaluations_;
-  if (options_.budget_node_seconds > 0) {
-    double spent = node_seconds();
-    for (const auto& p : pending_) spent += run_cost(p.first);
-    used = std::max(used, spent / options_.budget_node_seconds);
-  }
+  if (options_.budget_node_seconds > 0)
+    used = std::max(used, (node_seconds() + pending_node_seconds()) / options_.budget_node_seconds);
   const double alpha = std::clamp(1.0 - used, 0.0, 1.0);
   std::vector<Scored> out;
   for (int p = 0; p < k; ++p) {
     const int comm = options_.sizes[p].comm_size;
-    const double cost =
-        std::pow(run_cost(comm) / run_cost(options_.sizes.front().comm_size), alpha);
     for (int i = first[p]; i < first[p + 1]; ++i) {
       if (excluded.count(all[i])) continue;
+      const double cost = std::pow(price[i] / cheapest, alpha);
       double value = 0;
       for (int q = 0; q < k; ++q) {
         const int other = options_.sizes[q].comm_size;
@@ -304,7 +449,7 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
                                     std::log2(static_cast<double>(other)), length);
         value += c * c * it->second;
       }
-      out.push_back({all[i], value / cost, top_ei[all[i]]});
+      out.push_back({all[i], value / cost, top_ei[all[i]], price[i]});
     }
   }
   std::stable_sort(out.begin(), out.end(),
@@ -314,26 +459,45 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
 
 bool ClusterBayesStrategy::budget_spent() const {
   if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_) return true;
-  if (options_.budget_node_seconds > 0) {
-    double spent = node_seconds();
-    for (const auto& p : pending_) spent += run_cost(p.first);
-    if (spent >= options_.budget_node_seconds) return true;
-  }
+  if (options_.budget_node_seconds > 0 &&
+      node_seconds() + pending_node_seconds() >= options_.budget_node_seconds)
+    return true;
   return false;
 }
 
 std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   std::vector<ClusterSuggestion> out;
   if (stopped_ || max_count <= 0) return out;
-  std::set<Pair> excluded(pending_.begin(), pending_.end());
+  std::set<Pair> excluded;
+  for (const auto& [pair, price] : pending_) excluded.insert(pair);
   for (const auto& o : evaluations_)
     excluded.insert({o.comm_size, space_at(o.comm_size).canonical(o.evaluation.config)});
+  // Under a node-second budget, a design point costs its size's price until runs were
+  // observed, then the model's price for it (per configuration); a point that would take the
+  // design past its share of the budget is skipped (design_cut_).
+  const bool budgeted = options_.budget_node_seconds > 0;
+  std::optional<ClusterGp> design_gp;
+  if (budgeted && design_next_ < design_.size() && prices_configurations()) {
+    maybe_refit();
+    design_gp = model({}, {});
+  }
   while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
     if (budget_spent()) break;
     const auto& d = design_[design_next_++];
     if (excluded.count({d.comm_size, d.config})) continue;
+    double price = run_cost(d.comm_size);
+    if (design_gp) {
+      Eigen::MatrixXd mean, var;
+      design_gp->predict({row(d.comm_size, d.config)}, &mean, &var);
+      price = prices({{d.comm_size, d.config}}, mean, var).front();
+    }
+    if (budgeted && node_seconds() + pending_node_seconds() + price >
+                        settings_.design_budget_fraction * options_.budget_node_seconds) {
+      ++design_cut_;  // cannot afford it within the design's share
+      continue;
+    }
     out.push_back(d);
-    pending_.insert({d.comm_size, d.config});
+    pending_.insert({{d.comm_size, d.config}, price});
     excluded.insert({d.comm_size, d.config});
   }
   if (!out.empty() || design_next_ < design_.size()) return out;
@@ -341,7 +505,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   maybe_refit();
   std::vector<Pair> fantasies;
   std::vector<Eigen::VectorXd> fantasy_values;
-  for (const auto& p : pending_) fantasies.push_back(p);
+  for (const auto& [pair, price] : pending_) fantasies.push_back(pair);
   auto believe = [&](const ClusterGp& gp) {
     std::vector<ClusterRow> rows;
     for (std::size_t f = fantasy_values.size(); f < fantasies.size(); ++f)
@@ -364,7 +528,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     for (const auto& p : free) {
       if (static_cast<int>(out.size()) >= max_count || budget_spent()) break;
       out.push_back({p.first, p.second});
-      pending_.insert(p);
+      pending_.insert({p, run_cost(p.first)});
     }
     if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
     return out;
@@ -382,6 +546,17 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       if (pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
       break;
     }
+    // The best candidate the rest of the node-second budget can pay for (at its price).
+    auto affordable = scored.begin();
+    if (options_.budget_node_seconds > 0) {
+      const double left = options_.budget_node_seconds - node_seconds() - pending_node_seconds();
+      affordable = std::find_if(scored.begin(), scored.end(),
+                                [&](const Scored& x) { return x.price <= left; });
+      if (affordable == scored.end()) {
+        if (pending_.empty()) stopped_ = true, stop_reason_ = "budget";
+        break;
+      }
+    }
     if (first_pick) {  // the stop rule, judged on the model without fantasies
       double noise = gp->noise_sd().mean();
       double threshold = std::max(settings_.ei_floor, settings_.ei_noise_fraction * noise);
@@ -394,9 +569,9 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       }
       first_pick = false;
     }
-    const Pair pick = scored.front().pair;
+    const Pair pick = affordable->pair;
     out.push_back({pick.first, pick.second});
-    pending_.insert(pick);
+    pending_.insert({pick, affordable->price});
     excluded.insert(pick);
     fantasies.push_back(pick);
     believe(*gp);
@@ -410,7 +585,7 @@ void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) 
   if (evaluation.msg_sizes.size() != evaluation.latency_us.size())
     throw std::invalid_argument("bo-cluster: evaluation sizes and latencies differ in length");
   const TuningConfig c = space_at(comm_size).canonical(evaluation.config);
-  auto it = pending_.find({comm_size, c});
+  auto it = pending_.find(Pair{comm_size, c});
   if (it != pending_.end()) pending_.erase(it);
   Observed o{comm_size, evaluation};
   o.evaluation.config = c;
@@ -564,16 +739,27 @@ nlohmann::json ClusterBayesStrategy::state() const {
                      {"config", o.evaluation.config},
                      {"msg_sizes", o.evaluation.msg_sizes},
                      {"latency_us", latencies},
-                     {"failed", o.evaluation.failed}});
+                     {"failed", o.evaluation.failed},
+                     {"seconds", o.evaluation.seconds}});
   }
   nlohmann::json pending = nlohmann::json::array();
-  for (const auto& p : pending_) pending.push_back(pair_json(p.first, p.second));
+  for (const auto& [p, price] : pending_) {
+    auto j = pair_json(p.first, p.second);
+    j["node_seconds"] = price;
+    pending.push_back(std::move(j));
+  }
   nlohmann::json theta = nullptr;
   if (theta_) theta = std::vector<double>(theta_->data(), theta_->data() + theta_->size());
-  return {{"strategy", name()},  {"evaluations", evals},
-          {"pending", pending},  {"design_next", design_next_},
-          {"theta", theta},      {"fitted_rows", fitted_rows_},
-          {"stopped", stopped_}, {"stop_reason", stop_reason_}};
+  return {{"strategy", name()},
+          {"evaluations", evals},
+          {"pending", pending},
+          {"design_next", design_next_},
+          {"theta", theta},
+          {"fitted_rows", fitted_rows_},
+          {"stopped", stopped_},
+          {"stop_reason", stop_reason_},
+          {"design_note", design_note()},
+          {"design_cut", design_cut_}};
 }
 
 void ClusterBayesStrategy::restore(const nlohmann::json& state) {
@@ -589,13 +775,19 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
       o.evaluation.latency_us.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
                                                     : v.get<double>());
     o.evaluation.failed = e.value("failed", false);
+    o.evaluation.seconds = e.value("seconds", 0.0);  // absent in older states: priced
     if (o.comm_size < 2 || o.evaluation.msg_sizes.size() != o.evaluation.latency_us.size())
       throw std::invalid_argument("bo-cluster: malformed evaluation in state");
     evals.push_back(std::move(o));
   }
-  std::multiset<Pair> pending;
-  for (const auto& p : state.at("pending"))
-    pending.insert({p.at("comm_size").get<int>(), p.at("config").get<TuningConfig>()});
+  std::multimap<Pair, double> pending;
+  for (const auto& p : state.at("pending")) {
+    const int comm = p.at("comm_size").get<int>();
+    // Older states carry no price: the size's.
+    const double price = p.contains("node_seconds") ? p.at("node_seconds").get<double>() : 0.0;
+    pending.insert(
+        {{comm, p.at("config").get<TuningConfig>()}, price > 0 ? price : run_cost(comm)});
+  }
   std::optional<Eigen::VectorXd> theta;
   if (!state.at("theta").is_null()) {
     theta = upgrade_cluster_theta(state.at("theta").get<std::vector<double>>());
@@ -604,6 +796,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());
+  design_cut_ = state.value("design_cut", 0);
   fitted_rows_ = state.value("fitted_rows", 0);
   stopped_ = state.value("stopped", false);
   stop_reason_ = state.value("stop_reason", "");

@@ -14,16 +14,33 @@
 //    algorithm, chain fan-out extremes covered, latin_hypercube.h), each point assigned a comm
 //    size by a Latin hypercube over the sizes' log2 order; plus the default at the smallest,
 //    middle and largest size (the model needs the default's trend in P for its confidence).
+//    Under a node-second budget the design must fit design_budget_fraction of it at the sizes'
+//    prices (no model yet): the dearest point moves to the next smaller size where its
+//    configuration exists, or is dropped when it cannot; stop_reason() and state() say so.
+//    The design then runs cheapest size first; once runs were observed, each remaining point
+//    is priced by the model (per configuration) and skipped when spent + pending + its price
+//    would pass the design's share (said too): a pathological configuration drawn at the
+//    largest size is not run blind.
+//    A campaign never spends its whole budget on the design.
 //  - Acquisition (cost-aware): a candidate (c, P) is worth
 //        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
-//    divided by cost(P)^alpha, cost = the node-seconds of one run at P relative to the
-//    smallest size: the expected improvement it has where it is run plus where it informs
-//    (corr = the fitted comm-size kernel), per unit cost. alpha
-//    falls from 1 to 0 as the budget (evaluations or node-seconds, whichever is further
-//    spent) is used ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the
-//    expensive sizes, a run at the smallest size being always far cheaper. EI is in
-//    log-latency units against the lowest posterior mean at (P', s) over the configurations of
-//    that size. Evaluated, pending and failed pairs are never suggested again.
+//    divided by cost(c, P)^alpha: the expected improvement it has where it is run plus where
+//    it informs (corr = the fitted comm-size kernel), per unit cost ("EI per second", Snoek et
+//    al. 2012). cost(c, P) = the run's predicted node-seconds, from the model when
+//    calls_per_run is given: (overhead(P) + sum over s of calls(s) x exp(mu + min(var, 1)/2)
+//    of the posterior at (c, P, s)) x nodes(P), overhead(P) = the median over the observed runs
+//    at P (else at any size) of observed seconds - calls x measured latencies; otherwise the
+//    size's price (ClusterSize::run_cost or comm_size x log2 comm_size). alpha falls from 1 to
+//    0 as the budget (evaluations or node-seconds, whichever is further spent) is used
+//    ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the expensive sizes, a run
+//    at the smallest size being always far cheaper. EI is in log-latency units against the
+//    lowest posterior mean at (P', s) over the configurations of that size. Evaluated,
+//    pending and failed pairs are never suggested again. Under a node-second budget, the best
+//    candidate whose price fits what is left of it (spent + pending prices) is picked; none
+//    fits = stop ("budget").
+//  - Budget accounting: spent = sum over the observed runs of Evaluation::seconds x nodes(P)
+//    (the size's price for a run reporting 0 seconds); a pending run counts at the price it
+//    had when it was picked (the size's price for design runs, made before any model).
 //  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
 //    nothing usable has been observed yet (the whole design pending), random pairs: an empty
 //    answer means "nothing more to ask".
@@ -40,7 +57,7 @@
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// max_fit_rows (60).
+// max_fit_rows (60), design_budget_fraction (1/3).
 #pragma once
 
 #include <map>
@@ -60,6 +77,7 @@ struct ClusterBayesSettings {
   double ei_floor = 0.002;
   double refit_growth = 1.25;
   int max_fit_rows = 60;
+  double design_budget_fraction = 1.0 / 3;  // share of budget_node_seconds the design may use
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
 };
@@ -73,7 +91,14 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<ClusterSuggestion> suggest(int max_count) override;
   void observe(int comm_size, const Evaluation& evaluation) override;
   bool done() const override;
-  std::string stop_reason() const override { return stop_reason_; }
+  // "budget", "ei" or "space exhausted", followed by the design note when there is one.
+  std::string stop_reason() const override {
+    const std::string note = design_note();
+    return stop_reason_.empty() || note.empty() ? stop_reason_ : stop_reason_ + "; " + note;
+  }
+  // Empty, or how the initial design was shrunk to fit the node-second budget (and cut short
+  // when its observed runs reached design_budget_fraction of it).
+  std::string design_note() const;
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;
@@ -82,6 +107,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
+  // Node-seconds spent: observed seconds x nodes per run (run_cost() for runs reporting 0).
   double node_seconds() const;
   double run_cost(int comm_size) const;
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
@@ -94,8 +120,13 @@ class ClusterBayesStrategy : public ClusterStrategy {
   using Pair = std::pair<int, TuningConfig>;  // (comm size, canonical configuration)
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
+  int nodes_of(int comm_size) const;                 // ClusterSize::nodes, at least 1
   ClusterRow row(int comm_size, const TuningConfig& config) const;
   void make_design();
+  // Moves the dearest design points to smaller sizes (drops those that cannot move) until the
+  // design's price fits design_budget_fraction of the node-second budget; `taken` = the pairs
+  // of the design.
+  void fit_design_to_budget(std::set<Pair>& taken);
   // The model on everything observed plus `fantasies` (rows at their posterior mean), with
   // `theta` (default: the last fitted hyper-parameters, else the prior means).
   std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
@@ -111,9 +142,20 @@ class ClusterBayesStrategy : public ClusterStrategy {
     Pair pair;
     double value = 0;   // per unit cost
     double max_ei = 0;  // largest EI over the message sizes at its own size (log units)
+    double price = 0;   // predicted node-seconds of the run
   };
   std::vector<Scored> acquisition(const ClusterGp& gp, const std::set<Pair>& excluded) const;
   bool budget_spent() const;
+  // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
+  // message size); the size's price when calls_per_run does not cover the message sizes.
+  std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
+                             const Eigen::MatrixXd& var) const;
+  double pending_node_seconds() const;  // sum of the pending runs' prices
+  // True when options_.calls_per_run covers every message size (per-configuration prices).
+  bool prices_configurations() const;
+  // Per comm size: the median over its observed runs of seconds - sum of calls x measured
+  // latency (the launch and set-up time of a run); sizes without one get the median over all.
+  std::map<int, double> launch_overheads() const;
 
   Collective collective_;
   const AlgorithmTable* table_;
@@ -128,11 +170,13 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<ClusterSuggestion> design_;
   std::size_t design_next_ = 0;
   std::vector<Observed> evaluations_;
-  std::multiset<Pair> pending_;
+  std::multimap<Pair, double> pending_;  // runs handed out, with their node-second price
   std::optional<Eigen::VectorXd> theta_;
   int fitted_rows_ = 0;
   bool stopped_ = false;
   std::string stop_reason_;
+  std::string design_note_;
+  int design_cut_ = 0;  // design runs never handed out: the observed design reached its share
 };
 
 }  // namespace colltune

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -41,9 +42,18 @@ struct ClusterStrategyOptions {
   std::vector<std::int64_t> msg_sizes;  // OSU message sizes tuned (same at every comm size)
   std::vector<ClusterSize> sizes;       // sizes the campaign may run, ascending comm_size
   // Maximum evaluations over all sizes (0 = strategy default) and maximum node-seconds
-  // (sum of run_cost of the observed runs; 0 = no limit).
+  // (0 = no limit). Node-seconds are counted from what was spent: the sum over the observed
+  // runs of Evaluation::seconds x the nodes of their size; a run that reports 0 seconds, and a
+  // run still pending, counts at the strategy's price for it (see the implementation).
   int budget = 0;
   double budget_node_seconds = 0;
+  // Collective calls one run makes at each message size (warm-up + timed iterations), keyed by
+  // message size; when it covers every msg_sizes entry, the strategy prices each candidate
+  // (configuration, comm size) from the latencies it predicts for it:
+  //   seconds = launch overhead + sum over message sizes of calls x predicted latency,
+  // the overhead fitted from the observed runs' seconds, x the nodes of the size. Empty = every
+  // run at a size costs ClusterSize::run_cost (or the strategy's estimate).
+  std::map<std::int64_t, double> calls_per_run;
   // Strategy-specific settings (see the implementation's header); unknown keys are rejected.
   nlohmann::json settings = nlohmann::json::object();
 };
@@ -57,10 +67,10 @@ struct ClusterSuggestion {
 struct ClusterChoice {
   int comm_size = 0;
   std::int64_t msg_size = 0;
-  TuningConfig config;     // the Open MPI default (algorithm 0) when the model is not confident
-  double latency_us = 0;   // estimate for config (observed median when measured, else the model)
-  double default_us = 0;   // estimate for the default (NaN when unknown)
-  bool measured = false;   // config was observed at this comm size; false = predicted
+  TuningConfig config;    // the Open MPI default (algorithm 0) when the model is not confident
+  double latency_us = 0;  // estimate for config (observed median when measured, else the model)
+  double default_us = 0;  // estimate for the default (NaN when unknown)
+  bool measured = false;  // config was observed at this comm size; false = predicted
   // Probability, under the model, that `config` is faster than the default at this point
   // (1 for measured picks that beat the default in the observations).
   double confidence = 0;

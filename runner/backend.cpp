@@ -78,6 +78,12 @@ void to_json(nlohmann::json& j, const Provenance& p) {
        {"benchmark", p.benchmark},   {"job_id", p.job_id},
        {"start_time", p.start_time}, {"end_time", p.end_time},
        {"exit_status", p.exit_status}, {"stderr_excerpt", p.stderr_excerpt}};
+  if (p.benchmark_seconds > 0) j["benchmark_seconds"] = p.benchmark_seconds;
+}
+
+double observed_seconds(const Provenance& p) {
+  if (p.benchmark_seconds > 0) return p.benchmark_seconds;
+  return p.end_time > p.start_time ? p.end_time - p.start_time : 0.0;
 }
 
 void from_json(const nlohmann::json& j, Provenance& p) {
@@ -92,6 +98,7 @@ void from_json(const nlohmann::json& j, Provenance& p) {
   p.job_id = j.value("job_id", "");
   p.start_time = j.value("start_time", 0.0);
   p.end_time = j.value("end_time", 0.0);
+  p.benchmark_seconds = j.value("benchmark_seconds", 0.0);
   p.exit_status = j.value("exit_status", 0);
   p.stderr_excerpt = j.value("stderr_excerpt", "");
 }

@@ -94,9 +94,18 @@ struct Provenance {
   std::string job_id;     // backend job id (Slurm job id), empty when none
   double start_time = 0;  // seconds since the epoch
   double end_time = 0;
+  // The benchmark's own time when the backend knows it better than the wall clock between
+  // start_time and end_time: the sim and replay backends' modelled OSU time (launch + every
+  // call of every size), whatever clock they stamp start/end with. 0 = not reported (local and
+  // Slurm runs, older stores): the run took end_time - start_time.
+  double benchmark_seconds = 0;
   int exit_status = 0;         // exit code, or 128+signal
   std::string stderr_excerpt;  // last lines of stderr (bounded)
 };
+
+// What a run cost in benchmark seconds (not multiplied by nodes): benchmark_seconds when
+// reported, else end_time - start_time, 0 when neither is known.
+double observed_seconds(const Provenance& provenance);
 
 struct RunResult {
   std::string tag;               // the batch's tag

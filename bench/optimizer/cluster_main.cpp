@@ -359,6 +359,9 @@ int main(int argc, char** argv) {
   app.add_option("--cluster-budget", cluster_budget,
                  "second bo-cluster row: node-second budget as a fraction of (a)'s");
   app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
+  bool size_prices = false;
+  app.add_flag("--size-prices", size_prices,
+               "bo-cluster: price runs per size (the median configuration), not per configuration");
   app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
   app.add_option("--sim-threads", sim.threads, "simulation threads");
   CLI11_PARSE(app, argc, argv);
@@ -432,6 +435,11 @@ int main(int argc, char** argv) {
       co.seed = seed;
       co.msg_sizes = land.at(sizes.front()).msg_sizes;
       co.settings = nlohmann::json::parse(settings_text);
+      for (auto m : size_prices ? std::vector<std::int64_t>{} : co.msg_sizes)
+        // the calls a run makes per size, as BenchmarkCost counts them
+        co.calls_per_run[m] = m > cost.large_message_size
+                                  ? cost.iterations_large + cost.warmup_large
+                                  : cost.iterations_small + cost.warmup_small;
       // Expected node-seconds of one run at P: the median over the landscape's configurations
       // of a run's benchmark seconds (noise-free; the median, since a few pathological
       // configurations are 100x slower than the rest), times the nodes.
@@ -468,8 +476,9 @@ int main(int argc, char** argv) {
             e.latency_us = land.at(sgg.comm_size).draw(sgg.config, e.msg_sizes, draws);
             e.failed = std::none_of(e.latency_us.begin(), e.latency_us.end(),
                                     [](double x) { return std::isfinite(x); });
+            e.seconds = cost.run_seconds(e.msg_sizes, e.latency_us);  // what the run took
             c.runs += 1;
-            c.node_seconds += cost.run_seconds(e.msg_sizes, e.latency_us) * nodes(sgg.comm_size);
+            c.node_seconds += e.seconds * nodes(sgg.comm_size);
             strategy->observe(sgg.comm_size, e);
           }
         }

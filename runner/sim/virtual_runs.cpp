@@ -109,6 +109,7 @@ void run_virtual_batch(const BenchmarkRequest& request, RunSink& sink, const Can
 
     classify_osu_run(process, result);
     if (!trace.empty()) prov.stderr_excerpt += (prov.stderr_excerpt.empty() ? "" : "\n") + trace;
+    prov.benchmark_seconds = seconds;
     if (info.virtual_clock) {
       clock += seconds;
       prov.end_time = clock;

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/rng.h"
+#include "optimizer/cluster_bayes_strategy.h"
 #include "optimizer/cluster_gp.h"
 #include "optimizer/search_space.h"
 
@@ -238,8 +241,150 @@ TEST(ClusterStrategy, KeepsSuggestingWhileTheDesignIsPending) {
   EXPECT_FALSE(s->done());
 }
 
-TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
+TEST(ClusterStrategy, CountsTheObservedSecondsAgainstTheNodeSecondBudget) {
+  // The caller's price of a run at 64 ranks (100 node-seconds) is a third of what those runs
+  // really take (300): the budget must stop the search on the seconds the runs report.
   auto o = options({4, 8, 64}, 0);
+  o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
+  o.sizes[2].run_cost = 100;
+  o.budget_node_seconds = 900;
+  o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};  // only the budget stops it
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  Rng rng(4);
+  double observed = 0;
+  int large = 0;
+  for (int round = 0; round < 200 && !s->done(); ++round) {
+    auto batch = s->suggest(1);
+    if (batch.empty()) break;
+    for (const auto& b : batch) {
+      Evaluation e = evaluate(b.config, b.comm_size, rng);
+      e.seconds = b.comm_size == 64 ? 300 : 1;
+      observed += e.seconds;
+      large += b.comm_size == 64;
+      s->observe(b.comm_size, e);
+    }
+  }
+  EXPECT_TRUE(s->done());
+  EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << s->stop_reason();
+  EXPECT_GE(large, 1);
+  // One run at a time, the last priced at the caller's 100 before it ran: at most that run past.
+  EXPECT_LE(observed, 900 + 300);
+  EXPECT_GE(observed, 900 - 300);
+  const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+  EXPECT_DOUBLE_EQ(bayes.node_seconds(), observed);
+  // The seconds survive a restore; a run reporting 0 seconds counts at the caller's price.
+  auto r = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  r->restore(nlohmann::json::parse(s->state().dump()));
+  EXPECT_DOUBLE_EQ(dynamic_cast<const ClusterBayesStrategy&>(*r).node_seconds(), observed);
+  Evaluation unknown = evaluate(TuningConfig::default_decision(), 8, rng);
+  r->observe(8, unknown);
+  EXPECT_DOUBLE_EQ(dynamic_cast<const ClusterBayesStrategy&>(*r).node_seconds(), observed + 1);
+}
+
+TEST(ClusterStrategy, PricesEachCandidateFromItsPredictedRunTime) {
+  // Runs take 0.5 s of launch plus 1000 calls per message size at the truth's latency, on 1
+  // node at 4 ranks and 16 at 64. Given the calls, the strategy prices every pick from the
+  // latencies it predicts for that configuration (and the overhead it learns), close to what
+  // the run then takes, and keeps the observed node-seconds within the budget.
+  auto o = options({4, 64}, 0);
+  o.sizes[1].nodes = 16;
+  o.sizes[0].run_cost = 2;  // the caller's guesses, 2-4x too high
+  o.sizes[1].run_cost = 40;
+  for (auto m : o.msg_sizes) o.calls_per_run[m] = 1000;
+  o.budget_node_seconds = 250;
+  o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};  // only the budget stops it
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  Rng rng(8);
+  double observed = 0;
+  int large = 0;
+  std::vector<double> errors;  // |price - actual| / actual of the picks the model priced
+  for (int round = 0; round < 300 && !s->done(); ++round) {
+    auto batch = s->suggest(1);
+    if (batch.empty()) break;
+    const auto& b = batch.front();
+    const double price = s->state().at("pending").at(0).at("node_seconds").get<double>();
+    Evaluation e = evaluate(b.config, b.comm_size, rng);
+    e.seconds = 0.5;
+    for (double v : e.latency_us) e.seconds += 1000 * v * 1e-6;
+    const double actual = e.seconds * (b.comm_size == 64 ? 16 : 1);
+    if (round >= 12) errors.push_back(std::abs(price - actual) / actual);  // past the design
+    observed += actual;
+    large += b.comm_size == 64;
+    s->observe(b.comm_size, e);
+  }
+  EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << s->stop_reason();
+  ASSERT_GT(errors.size(), 10u);
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.1);  // typically within 10 %
+  EXPECT_LT(errors.back(), 0.5);              // an unexplored configuration within 50 %
+  EXPECT_GE(large, 3);
+  EXPECT_LE(observed, 250 * 1.05);  // priced within a few per cent: at most that past the budget
+  EXPECT_THROW(([&] {
+                 auto bad = o;
+                 bad.calls_per_run[4] = -1;
+                 make_cluster_strategy("bo-cluster", Collective::bcast, table(), bad);
+               }()),
+               std::invalid_argument);
+}
+
+TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
+  // Runs at 64 and 128 ranks cost 50 and 100 times one at 4: a design spread over the sizes
+  // would eat the budget. It moves to smaller sizes until it costs at most a third of it.
+  auto o = options({4, 8, 16, 64, 128}, 0);
+  const std::map<int, double> price{{4, 1}, {8, 2}, {16, 4}, {64, 50}, {128, 100}};
+  for (auto& size : o.sizes) size.run_cost = price.at(size.comm_size);
+  auto design_cost = [&](ClusterStrategy& s) {
+    double total = 0;
+    int runs = 0;
+    for (const auto& d : s.suggest(1000)) total += price.at(d.comm_size), ++runs;  // the design
+    return std::make_pair(total, runs);
+  };
+  auto free = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  const auto [free_cost, free_runs] = design_cost(*free);
+  o.budget_node_seconds = 600;
+  ASSERT_GT(free_cost, 200);  // unfitted, the design alone would take over a third of 600
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  const auto [fitted_cost, fitted_runs] = design_cost(*s);
+  EXPECT_LE(fitted_cost, 200);
+  EXPECT_GE(fitted_runs, free_runs - 2);  // moved to cheaper sizes rather than dropped
+  const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+  EXPECT_NE(bayes.design_note().find("moved to smaller sizes"), std::string::npos);
+  EXPECT_EQ(s->state().at("design_note"), bayes.design_note());
+  // The search goes on past the design and says why it stopped, design note included.
+  auto t = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  Rng rng(3);
+  int runs = 0;
+  for (int round = 0; round < 200 && !t->done(); ++round) {
+    auto batch = t->suggest(4);
+    if (batch.empty()) break;
+    for (const auto& b : batch) {
+      Evaluation e = evaluate(b.config, b.comm_size, rng);
+      e.seconds = price.at(b.comm_size);
+      ++runs;
+      t->observe(b.comm_size, e);
+    }
+  }
+  EXPECT_GT(runs, fitted_runs + 5);
+  EXPECT_NE(t->stop_reason().find("initial design fitted"), std::string::npos) << t->stop_reason();
+  // Runs that cost 3x their size's price: the design stops at its share of the budget and
+  // the model (pricing from observed seconds) takes over.
+  auto u = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+  for (int round = 0; round < 200 && !u->done(); ++round) {
+    auto batch = u->suggest(1);
+    if (batch.empty()) break;
+    Evaluation e = evaluate(batch[0].config, batch[0].comm_size, rng);
+    e.seconds = 3 * price.at(batch[0].comm_size);
+    u->observe(batch[0].comm_size, e);
+  }
+  EXPECT_NE(u->stop_reason().find("runs skipped"), std::string::npos) << u->stop_reason();
+  // The fraction is a setting; out of range is refused.
+  o.settings = {{"design_budget_fraction", 0.0}};
+  EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
+               std::invalid_argument);
+}
+
+TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
+  auto o = options({4, 8, 64}, 60);
   o.sizes[2].run_cost = 100;
   o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
   o.budget_node_seconds = 400;

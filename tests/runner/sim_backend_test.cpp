@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "runner/sim/osu_text.h"
@@ -109,6 +110,40 @@ TEST(SimBackend, NoiseFreeRunsEqualTheModel) {
       EXPECT_NEAR(*row.min_us, m.min_us, 0.005);
       EXPECT_NEAR(*row.max_us, m.max_us, 0.005);
     }
+}
+
+TEST(SimBackend, ReportsTheModelledBenchmarkSecondsWhateverTheClock) {
+  // The cost of a run is the modelled OSU time (launch + every call of every size), also when
+  // the provenance is stamped with the wall clock (where a simulated run takes ~0 s).
+  for (bool virtual_clock : {true, false}) {
+    SimBackendOptions o = quiet();
+    o.virtual_clock = virtual_clock;
+    SimBackend backend(o);
+    Collect sink;
+    CancelFlag cancel;
+    const auto request = bcast_request();
+    backend.run(request, sink, cancel);
+    ASSERT_EQ(sink.results.size(), 8u);
+    for (const auto& r : sink.results) {
+      double expected = backend.launch_overhead_s();
+      for (const auto& row : r.rows)
+        expected += (request.iterations + request.warmup) * row.avg_us * 1e-6;
+      const Provenance& p = r.provenance;
+      EXPECT_NEAR(p.benchmark_seconds, expected, 1e-3 * expected) << virtual_clock;
+      EXPECT_DOUBLE_EQ(observed_seconds(p), p.benchmark_seconds);
+      if (virtual_clock) {
+        EXPECT_NEAR(p.end_time - p.start_time, p.benchmark_seconds, 1e-6);
+      }
+      EXPECT_DOUBLE_EQ(nlohmann::json(p).get<Provenance>().benchmark_seconds, p.benchmark_seconds);
+    }
+  }
+  // Without a reported benchmark time, the run took end - start; neither known = 0.
+  Provenance wall;
+  wall.start_time = 100;
+  wall.end_time = 102.5;
+  EXPECT_DOUBLE_EQ(observed_seconds(wall), 2.5);
+  EXPECT_FALSE(nlohmann::json(wall).contains("benchmark_seconds"));
+  EXPECT_DOUBLE_EQ(observed_seconds(Provenance{}), 0.0);
 }
 
 TEST(SimBackend, NoiseIsSeededPerRunNotPerOrder) {
