@@ -5,11 +5,13 @@
 #include <map>
 #include <set>
 
-#include "optimizer/cluster_strategy.h"
-#include "optimizer/search_space.h"
-#include "optimizer/strategy.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/context_request.h"
+#include "campaign/search_jobs.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/search_loop.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
 
 namespace colltune {
 namespace {
@@ -146,8 +148,6 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                                 const CancelFlag& cancel) {
   const Collective collective = group.front().collective;
   const ContextRecord* lead = &cluster_lead(group);
-  std::map<int, const ContextRecord*> by_size;
-  for (const auto& c : group) by_size[c.comm_size] = &c;
 
   ClusterStrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
@@ -162,22 +162,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   auto strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
   if (!lead->optimizer_state.is_null()) strategy->restore(lead->optimizer_state);
 
-  // Search jobs left unfinished by an interruption run first; the state is saved on the lead.
+  // The search: the loop every campaign runs (optimizer/search_loop.h), over one job per size
+  // a batch touches (campaign/search_jobs.h); the strategy's state is saved on the lead. An
+  // interrupted batch is finished first (its jobs exist, with the state after suggest()).
   bool final_started = false;
-  std::size_t job_number = 0;
+  std::size_t search_jobs = 0;
   for (const auto& job : store_.jobs(campaign.id)) {
-    auto owner = std::find_if(group.begin(), group.end(),
-                              [&](const ContextRecord& c) { return c.id == job.context_id; });
-    if (owner == group.end()) continue;
-    if (job.purpose == "final") final_started = true;
-    if (job.purpose == "search") ++job_number;
-    if (job.purpose != "search" || (job.state != "submitting" && job.state != "running")) continue;
-    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    for (const auto& run : store_.runs_of_job(job.id))
-      strategy->observe(owner->comm_size, evaluation_of(run));
-    store_.complete_job(job.id, "done", lead->id, strategy->state());
+    if (std::none_of(group.begin(), group.end(),
+                     [&](const ContextRecord& c) { return c.id == job.context_id; }))
+      continue;
+    final_started |= job.purpose == "final";
+    search_jobs += job.purpose == "search";
   }
-
   auto over_time_budget = [&] {
     return spec.stop.max_benchmark_seconds > 0 &&
            campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
@@ -205,36 +201,17 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
           {"planned", options.budget}},
          true);
     for (const auto& c : group) store_.set_context_state(c.id, "searching");
-    while (!strategy->done() && !over_time_budget()) {
-      if (cancel.cancelled()) return EngineOutcome::interrupted;
-      const auto suggestions = strategy->suggest(spec.batch_size);
-      if (suggestions.empty()) break;
-      std::map<int, std::vector<TuningConfig>> per_comm;
-      for (const auto& s : suggestions) per_comm[s.comm_size].push_back(s.config);
-      // Every job of the batch is recorded before any runs, so that an interruption resumes
-      // them (above) instead of losing what the strategy marked as suggested.
-      std::vector<std::pair<int, std::int64_t>> jobs;
-      for (const auto& [p, configs] : per_comm) {
-        auto ctx = by_size.find(p);
-        if (ctx == by_size.end())
-          throw std::runtime_error(strategy->name() + " suggested P=" + std::to_string(p) +
-                                   ", which is not a size of the campaign");
-        const std::string tag = job_tag(campaign.id, ctx->second->id, "search", ++job_number);
-        BenchmarkRequest request = context_request(*ctx->second, spec, tag);
-        request.configs = configs;
-        request.repeats = spec.repeats;
-        request.order_seed = options.seed + job_number;
-        jobs.emplace_back(p, store_.create_job(campaign.id, ctx->second->id, tag, backend_.name(),
-                                               "search", nlohmann::json(request)));
-      }
-      for (const auto& [p, job_id] : jobs) {
-        auto job = *store_.job(job_id);
-        if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-        for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(p, evaluation_of(run));
-        store_.complete_job(job.id, "done", lead->id, strategy->state());
-        emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", job.context_id}}, true);
-      }
-    }
+    std::map<int, std::int64_t> contexts;
+    for (const auto& c : group) contexts[c.comm_size] = c.id;
+    ClusterSearch searcher(*strategy, contexts);
+    SearchJobRunner runner(
+        store_, executor_, spec,
+        {campaign.id, backend_.name(), group, lead->id, options.seed, search_jobs + 1}, searcher,
+        cancel, over_time_budget, [&](const std::string& type, nlohmann::json payload) {
+          emit(campaign.id, type, std::move(payload), true);
+        });
+    if (run_search_loop(searcher, runner, spec.batch_size).end == SearchEnd::interrupted)
+      return EngineOutcome::interrupted;
   }
 
   // The final phase of every measured size, as for a context of its own.

@@ -18,13 +18,13 @@ std::unique_ptr<Strategy> random_strategy(const SearchSpace& space, int budget) 
 // Measures each item at a latency that depends on its algorithm only.
 class CountingRunner : public BatchRunner {
  public:
-  std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+  std::optional<std::vector<Measurement>> run(const SearchBatch& batch) override {
     numbers.push_back(batch.number);
     if (interrupt_at && batch.number == *interrupt_at) return std::nullopt;
-    std::vector<Evaluation> out;
+    std::vector<Measurement> out;
     for (const auto& item : batch.items) {
       EXPECT_EQ(item.context, 0);
-      out.push_back({item.config, {4, 8}, {10.0 + item.config.algorithm, 20.0}, false});
+      out.push_back({0, {item.config, {4, 8}, {10.0 + item.config.algorithm, 20.0}, false}});
     }
     return out;
   }
