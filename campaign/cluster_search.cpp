@@ -7,8 +7,10 @@
 
 #include "campaign/campaign_engine.h"
 #include "campaign/context_request.h"
+#include "campaign/retune_warm_start.h"
 #include "campaign/search_jobs.h"
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/cluster_warm_start.h"
 #include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
@@ -129,6 +131,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
           {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
           {"layout_from", nearest},
           {"note", p.value("note", std::string())}};
+      if (p.contains("previous_best")) entry["previous_best"] = p.at("previous_best");
       const auto& d = entry["default_us"];
       const auto& b = entry["best_us"];
       entry["speedup"] = best.is_default() ? nlohmann::json(1.0)
@@ -159,7 +162,29 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                            : 0;
   options.budget_node_seconds = spec.cluster.budget_node_seconds;
   options.settings = spec.cluster.settings;
-  auto strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
+  // A re-tune (spec.warm_start_from) starts from the earlier campaign's picks and runs at each
+  // comm size it shares (campaign/retune_warm_start.h). Its runs are data only without a
+  // node-second budget: the strategy prices runs itself, so old runs would spend that budget.
+  // The re-measured points replace bo-cluster's own initial design, as for bo per context.
+  ClusterWarmStart warm = cluster_warm_start(store_, spec.warm_start_from, group,
+                                             spec.cluster.budget_node_seconds <= 0);
+  std::unique_ptr<ClusterStrategy> strategy;
+  WarmStartedClusterStrategy* warm_started = nullptr;
+  if (warm.empty()) {
+    strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
+  } else {
+    ClusterStrategyOptions inner = options;
+    if (inner.budget > 0) inner.budget += static_cast<int>(warm.prior_runs());
+    if (spec.cluster.strategy == "bo-cluster") {
+      if (!inner.settings.contains("initial_points")) inner.settings["initial_points"] = 1;
+      if (!inner.settings.contains("design_defaults")) inner.settings["design_defaults"] = false;
+    }
+    auto wrapped = std::make_unique<WarmStartedClusterStrategy>(
+        make_cluster_strategy(spec.cluster.strategy, collective, table_, inner), std::move(warm),
+        options.budget);
+    warm_started = wrapped.get();
+    strategy = std::move(wrapped);
+  }
   if (!lead->optimizer_state.is_null()) strategy->restore(lead->optimizer_state);
 
   // The search: the loop every campaign runs (optimizer/search_loop.h), over one job per size
@@ -262,6 +287,19 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
         final_pick[c.comm_size][pick.at("msg_size").get<std::int64_t>()] =
             pick.at("best").get<TuningConfig>();
   }
+  // A re-tune: the earlier campaign's predictions, to say which recomputed blocks changed.
+  std::map<std::pair<int, std::int64_t>, TuningConfig> previous;
+  if (spec.warm_start_from > 0)
+    for (const auto& group_before : cluster_groups(store_.contexts(spec.warm_start_from))) {
+      const ContextRecord& lead_before = cluster_lead(group_before);
+      if (lead_before.collective != collective || !lead_before.result.is_object() ||
+          !lead_before.result.contains("cluster"))
+        continue;
+      for (const auto& p : lead_before.result.at("cluster").value("predicted", nlohmann::json()))
+        previous[{p.at("comm_size").get<int>(), p.at("msg_size").get<std::int64_t>()}] =
+            p.at("best").get<TuningConfig>();
+    }
+  int changed = 0, unchanged = 0, new_blocks = 0;
   nlohmann::json predicted = nlohmann::json::array();
   for (const auto& choice : strategy->recommend(cluster_prediction_sizes(measured, max_comm_size),
                                                 spec.cluster.min_confidence)) {
@@ -296,6 +334,15 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
       entry["model_choice"] = choice.config;
       entry["note"] = note;
     }
+    if (spec.warm_start_from > 0) {
+      auto before = previous.find({choice.comm_size, choice.msg_size});
+      if (before == previous.end()) {
+        ++new_blocks;
+      } else {
+        entry["previous_best"] = before->second;
+        ++(before->second == best ? unchanged : changed);
+      }
+    }
     predicted.push_back(std::move(entry));
   }
   auto lead_now = std::find_if(stored.begin(), stored.end(),
@@ -309,6 +356,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                        {"max_comm_size", max_comm_size},
                        {"layouts", layouts},
                        {"predicted", predicted}};
+  if (spec.warm_start_from > 0) {
+    // What the re-tune reused and re-measured, and which predictions it recomputed: all of
+    // them (from old shifted and new runs); "changed" differ from the earlier campaign's.
+    nlohmann::json w = warm_started ? warm_started->summary() : nlohmann::json::object();
+    w["from_campaign"] = spec.warm_start_from;
+    w["cold"] = !warm_started;
+    w["predictions"] = {{"recomputed", predicted.size()},
+                        {"changed", changed},
+                        {"unchanged", unchanged},
+                        {"new", new_blocks}};
+    result["cluster"]["warm_start"] = w;
+  }
   store_.save_context_result(lead->id, result);
   return EngineOutcome::completed;
 }
