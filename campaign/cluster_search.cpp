@@ -166,11 +166,16 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // comm size it shares (campaign/retune_warm_start.h). Its runs are data only without a
   // node-second budget: the strategy prices runs itself, so old runs would spend that budget.
   // The re-measured points replace bo-cluster's own initial design, as for bo per context.
-  ClusterWarmStart warm = cluster_warm_start(store_, spec.warm_start_from, group,
-                                             spec.cluster.budget_node_seconds <= 0);
+  // A resume keeps the kind of strategy its saved state was made by.
+  const auto& saved = lead->optimizer_state;
+  const bool saved_plain = saved.is_object() && !saved.contains("warm_start");
+  const bool saved_warm = saved.is_object() && saved.contains("warm_start");
+  ClusterWarmStart warm = saved_plain ? ClusterWarmStart{}
+                                      : cluster_warm_start(store_, spec.warm_start_from, group,
+                                                           spec.cluster.budget_node_seconds <= 0);
   std::unique_ptr<ClusterStrategy> strategy;
   WarmStartedClusterStrategy* warm_started = nullptr;
-  if (warm.empty()) {
+  if (warm.empty() && !saved_warm) {
     strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
   } else {
     ClusterStrategyOptions inner = options;

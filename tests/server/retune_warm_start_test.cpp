@@ -20,6 +20,7 @@
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/cluster_search.h"
+#include "campaign/event_sink.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
@@ -259,9 +260,26 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
   EXPECT_EQ(d.campaign->spec.at("cluster"), store.campaign(first)->spec.at("cluster"));
   EXPECT_EQ(d.campaign->spec.at("contexts"), store.campaign(first)->spec.at("contexts"));
   {
+    // Interrupted after its second search job (in the warm points), then resumed: the warm
+    // start's own state comes back with the strategy's.
+    CancelFlag cancel;
+    int jobs_done = 0;
+    StoreEventSink events(store, [&](const std::string& type, const json&) {
+      if (type == "job_done" && ++jobs_done == 2) cancel.cancel();
+    });
+    CampaignEngine engine(store, after, table, &events);
+    ASSERT_EQ(engine.run(second, cancel), EngineOutcome::interrupted);
+    ASSERT_TRUE(store.contexts(second).front().optimizer_state.contains("warm_start"));
+  }
+  {
     CampaignEngine engine(store, after, table);
     CancelFlag cancel;
     ASSERT_EQ(engine.run(second, cancel), EngineOutcome::completed) << engine.error();
+  }
+  for (const auto& c : store.contexts(second)) {
+    std::set<TuningConfig> seen;
+    for (const auto& run : store.runs_of_context(c.id, "search"))
+      EXPECT_TRUE(seen.insert(run.config).second) << c.comm_size << " " << to_string(run.config);
   }
 
   auto search_runs = [&](std::int64_t id) {
