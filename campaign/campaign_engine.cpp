@@ -182,7 +182,7 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                                           const ContextRecord& context, const CancelFlag& cancel,
-                                          Strategy* searched) {
+                                          Strategy* searched, int reused_runs) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
@@ -325,7 +325,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         nominee.reset();
       if (nominee) nominated[size] = *nominee;
     }
-    int search_runs = 0;
+    int search_runs = reused_runs;
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());

@@ -254,7 +254,13 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
     EngineOutcome outcome;
     try {
-      outcome = run_context(campaign, spec, c, cancel, &view);
+      int reused = 0;
+      if (warm_started) {
+        const nlohmann::json summary = warm_started->summary();
+        for (const auto& r : summary.at("reused"))
+          if (r.at("comm_size").get<int>() == c.comm_size) reused = r.at("runs").get<int>();
+      }
+      outcome = run_context(campaign, spec, c, cancel, &view, reused);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
