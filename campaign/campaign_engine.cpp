@@ -11,17 +11,18 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "campaign/campaign_states.h"
+#include "campaign/cluster_search.h"
 #include "campaign/context_request.h"
+#include "campaign/context_result.h"
 #include "campaign/final_choice.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune_warm_start.h"
+#include "campaign/search_jobs.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
-#include "campaign/campaign_states.h"
-#include "campaign/cluster_search.h"
-#include "campaign/context_result.h"
 
 namespace colltune {
 
@@ -181,7 +182,7 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                                           const ContextRecord& context, const CancelFlag& cancel,
-                                          Strategy* searched) {
+                                          Strategy* searched, int reused_runs) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
@@ -211,19 +212,16 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     return r;
   };
 
-  // Finish jobs left unfinished by an interruption before asking for anything new.
+  // Finish the final jobs left unfinished by an interruption (the search loop resumes the
+  // search jobs of its own searcher; a searched context's were finished by its search).
   for (const auto& job : store_.jobs(campaign.id)) {
     if (job.context_id != context.id) continue;
     if (const auto state = parse_job_state(job.state);
         state != JobState::submitting && state != JobState::running)
       continue;
+    if (parse_job_purpose(job.purpose) == JobPurpose::search && !searched) continue;
     if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    if (parse_job_purpose(job.purpose) == JobPurpose::search && !searched) {
-      for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(evaluation_of(run));
-      store_.complete_job(job.id, to_string(JobState::done), context.id, strategy->state());
-    } else {
-      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
-    }
+    store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
   }
 
   std::size_t job_number = 0;
@@ -248,67 +246,23 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   if (!final_started) {
     store_.set_context_state(context.id, to_string(ContextState::searching));
     // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
-    // store (with the strategy's state) before it runs on the backend.
-    class JobRunner : public BatchRunner {
-     public:
-      JobRunner(CampaignEngine& engine, Strategy& strategy, std::function<bool()> over_budget,
-                std::function<BenchmarkRequest(const SearchBatch&)> request_for,
-                std::int64_t campaign_id, std::int64_t context_id, const CancelFlag& cancel)
-          : engine_(engine),
-            strategy_(strategy),
-            over_budget_(std::move(over_budget)),
-            request_for_(std::move(request_for)),
-            campaign_id_(campaign_id),
-            context_id_(context_id),
-            cancel_(cancel) {}
-      bool keep_searching() override { return !over_budget_(); }
-      bool interrupted() override { return cancel_.cancelled(); }
-      std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
-        const BenchmarkRequest request = request_for_(batch);
-        const auto job_id = engine_.store_.create_job(
-            campaign_id_, context_id_, request.tag, engine_.backend_.name(),
-            to_string(JobPurpose::search), nlohmann::json(request), strategy_.state());
-        job_ = *engine_.store_.job(job_id);
-        if (!engine_.execute_job(*job_, cancel_)) return std::nullopt;
-        std::vector<Evaluation> out;
-        for (const auto& run : engine_.store_.runs_of_job(job_->id))
-          out.push_back(evaluation_of(run));
-        return out;
-      }
-      void batch_done(const SearchBatch&) override {
-        engine_.store_.complete_job(job_->id, to_string(JobState::done), context_id_,
-                                    strategy_.state());
-        engine_.emit(campaign_id_, "job_done", {{"job_id", job_->id}, {"context_id", context_id_}},
-                     true);
-      }
-
-     private:
-      CampaignEngine& engine_;
-      Strategy& strategy_;
-      std::function<bool()> over_budget_;
-      std::function<BenchmarkRequest(const SearchBatch&)> request_for_;
-      std::int64_t campaign_id_, context_id_;
-      const CancelFlag& cancel_;
-      std::optional<JobRecord> job_;
-    };
-    JobRunner runner(
-        *this, *strategy, over_time_budget,
-        [&](const SearchBatch& batch) {
-          std::vector<TuningConfig> configs;
-          for (const auto& item : batch.items) configs.push_back(item.config);
-          const std::string tag = job_tag(campaign.id, context.id, "search", batch.number);
-          return make_request(tag, configs, spec.repeats, options.seed + batch.number);
-        },
-        campaign.id, context.id, cancel);
+    // store (with the strategy's state) before it runs on the backend (campaign/search_jobs.h).
+    StrategySearch searcher(*strategy, context.id);
+    SearchJobRunner runner(
+        store_, executor_, spec,
+        {campaign.id, backend_.name(), {context}, context.id, options.seed, job_number + 1},
+        searcher, cancel, over_time_budget, [&](const std::string& type, nlohmann::json payload) {
+          emit(campaign.id, type, std::move(payload), true);
+        });
     const SearchLoopResult search =
-        run_search_loop(*strategy, runner, spec.batch_size, job_number + 1);
+        run_search_loop(searcher, runner, spec.batch_size, job_number + 1);
     if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
-    job_number += search.batches;
+    job_number += runner.jobs_created();
     // Why the search ended: its planned evaluations, the strategy's stopping rule before them
     // (early), or the campaign's benchmark-time budget. Progress displays say so.
     const int planned = strategy->planned_evaluations();
     const int evaluations = strategy->evaluations();
-    const std::string reason = search.end == SearchEnd::runner_stop           ? "time_budget"
+    const std::string reason = search.end == SearchEnd::runner_stop   ? "time_budget"
                                : planned > 0 && evaluations < planned ? "converged"
                                                                       : "planned";
     emit(campaign.id, "search_stopped",
@@ -371,7 +325,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         nominee.reset();
       if (nominee) nominated[size] = *nominee;
     }
-    int search_runs = 0;
+    int search_runs = reused_runs;
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());

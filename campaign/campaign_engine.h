@@ -13,11 +13,11 @@
 #include <string>
 
 #include "campaign/campaign_spec.h"
+#include "campaign/event_sink.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "campaign/event_sink.h"
 
 namespace colltune {
 
@@ -59,9 +59,12 @@ class CampaignEngine {
  private:
   // `searched`: a strategy whose search is already done elsewhere (whole-cluster mode: a view
   // of the ClusterStrategy at this size); null = the spec's strategy searches this context.
+  // `reused_runs`: earlier runs a warm start gave that search as data at this context (a
+  // re-tune of a whole-cluster campaign); the search knew them, so they count with its own runs
+  // in the paired final phase's cap.
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                             const ContextRecord& context, const CancelFlag& cancel,
-                            Strategy* searched = nullptr);
+                            Strategy* searched = nullptr, int reused_runs = 0);
   // Whole-cluster mode (server/cluster_search.cpp): the contexts of one collective searched by
   // one ClusterStrategy, then each measured size's final phase, then the predictions for the
   // sizes not run (saved in the result of the group's first context).

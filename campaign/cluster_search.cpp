@@ -5,11 +5,15 @@
 #include <map>
 #include <set>
 
-#include "optimizer/cluster_strategy.h"
-#include "optimizer/search_space.h"
-#include "optimizer/strategy.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/context_request.h"
+#include "campaign/retune_warm_start.h"
+#include "campaign/search_jobs.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/cluster_warm_start.h"
+#include "optimizer/search_loop.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
 
 namespace colltune {
 namespace {
@@ -127,6 +131,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
           {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
           {"layout_from", nearest},
           {"note", p.value("note", std::string())}};
+      if (p.contains("previous_best")) entry["previous_best"] = p.at("previous_best");
       const auto& d = entry["default_us"];
       const auto& b = entry["best_us"];
       entry["speedup"] = best.is_default() ? nlohmann::json(1.0)
@@ -146,8 +151,6 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                                 const CancelFlag& cancel) {
   const Collective collective = group.front().collective;
   const ContextRecord* lead = &cluster_lead(group);
-  std::map<int, const ContextRecord*> by_size;
-  for (const auto& c : group) by_size[c.comm_size] = &c;
 
   ClusterStrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
@@ -161,25 +164,48 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // Every OSU size runs warm-up + timed iterations (as the sim and replay backends count them).
   for (auto m : options.msg_sizes) options.calls_per_run[m] = spec.iterations + spec.warmup;
   options.settings = spec.cluster.settings;
-  auto strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
+  // A re-tune (spec.warm_start_from) starts from the earlier campaign's picks and runs at each
+  // comm size it shares (campaign/retune_warm_start.h). Its runs are data only without a
+  // node-second budget: the strategy prices runs itself, so old runs would spend that budget.
+  // The re-measured points replace bo-cluster's own initial design, as for bo per context.
+  // A resume keeps the kind of strategy its saved state was made by.
+  const auto& saved = lead->optimizer_state;
+  const bool saved_plain = saved.is_object() && !saved.contains("warm_start");
+  const bool saved_warm = saved.is_object() && saved.contains("warm_start");
+  ClusterWarmStart warm = saved_plain ? ClusterWarmStart{}
+                                      : cluster_warm_start(store_, spec.warm_start_from, group,
+                                                           spec.cluster.budget_node_seconds <= 0);
+  std::unique_ptr<ClusterStrategy> strategy;
+  WarmStartedClusterStrategy* warm_started = nullptr;
+  if (warm.empty() && !saved_warm) {
+    strategy = make_cluster_strategy(spec.cluster.strategy, collective, table_, options);
+  } else {
+    ClusterStrategyOptions inner = options;
+    if (inner.budget > 0) inner.budget += static_cast<int>(warm.prior_runs());
+    if (spec.cluster.strategy == "bo-cluster") {
+      if (!inner.settings.contains("initial_points")) inner.settings["initial_points"] = 1;
+      if (!inner.settings.contains("design_defaults")) inner.settings["design_defaults"] = false;
+    }
+    auto wrapped = std::make_unique<WarmStartedClusterStrategy>(
+        make_cluster_strategy(spec.cluster.strategy, collective, table_, inner), std::move(warm),
+        options.budget);
+    warm_started = wrapped.get();
+    strategy = std::move(wrapped);
+  }
   if (!lead->optimizer_state.is_null()) strategy->restore(lead->optimizer_state);
 
-  // Search jobs left unfinished by an interruption run first; the state is saved on the lead.
+  // The search: the loop every campaign runs (optimizer/search_loop.h), over one job per size
+  // a batch touches (campaign/search_jobs.h); the strategy's state is saved on the lead. An
+  // interrupted batch is finished first (its jobs exist, with the state after suggest()).
   bool final_started = false;
-  std::size_t job_number = 0;
+  std::size_t search_jobs = 0;
   for (const auto& job : store_.jobs(campaign.id)) {
-    auto owner = std::find_if(group.begin(), group.end(),
-                              [&](const ContextRecord& c) { return c.id == job.context_id; });
-    if (owner == group.end()) continue;
-    if (job.purpose == "final") final_started = true;
-    if (job.purpose == "search") ++job_number;
-    if (job.purpose != "search" || (job.state != "submitting" && job.state != "running")) continue;
-    if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    for (const auto& run : store_.runs_of_job(job.id))
-      strategy->observe(owner->comm_size, evaluation_of(run));
-    store_.complete_job(job.id, "done", lead->id, strategy->state());
+    if (std::none_of(group.begin(), group.end(),
+                     [&](const ContextRecord& c) { return c.id == job.context_id; }))
+      continue;
+    final_started |= job.purpose == "final";
+    search_jobs += job.purpose == "search";
   }
-
   auto over_time_budget = [&] {
     return spec.stop.max_benchmark_seconds > 0 &&
            campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
@@ -207,36 +233,17 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
           {"planned", options.budget}},
          true);
     for (const auto& c : group) store_.set_context_state(c.id, "searching");
-    while (!strategy->done() && !over_time_budget()) {
-      if (cancel.cancelled()) return EngineOutcome::interrupted;
-      const auto suggestions = strategy->suggest(spec.batch_size);
-      if (suggestions.empty()) break;
-      std::map<int, std::vector<TuningConfig>> per_comm;
-      for (const auto& s : suggestions) per_comm[s.comm_size].push_back(s.config);
-      // Every job of the batch is recorded before any runs, so that an interruption resumes
-      // them (above) instead of losing what the strategy marked as suggested.
-      std::vector<std::pair<int, std::int64_t>> jobs;
-      for (const auto& [p, configs] : per_comm) {
-        auto ctx = by_size.find(p);
-        if (ctx == by_size.end())
-          throw std::runtime_error(strategy->name() + " suggested P=" + std::to_string(p) +
-                                   ", which is not a size of the campaign");
-        const std::string tag = job_tag(campaign.id, ctx->second->id, "search", ++job_number);
-        BenchmarkRequest request = context_request(*ctx->second, spec, tag);
-        request.configs = configs;
-        request.repeats = spec.repeats;
-        request.order_seed = options.seed + job_number;
-        jobs.emplace_back(p, store_.create_job(campaign.id, ctx->second->id, tag, backend_.name(),
-                                               "search", nlohmann::json(request)));
-      }
-      for (const auto& [p, job_id] : jobs) {
-        auto job = *store_.job(job_id);
-        if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-        for (const auto& run : store_.runs_of_job(job.id)) strategy->observe(p, evaluation_of(run));
-        store_.complete_job(job.id, "done", lead->id, strategy->state());
-        emit(campaign.id, "job_done", {{"job_id", job.id}, {"context_id", job.context_id}}, true);
-      }
-    }
+    std::map<int, std::int64_t> contexts;
+    for (const auto& c : group) contexts[c.comm_size] = c.id;
+    ClusterSearch searcher(*strategy, contexts);
+    SearchJobRunner runner(
+        store_, executor_, spec,
+        {campaign.id, backend_.name(), group, lead->id, options.seed, search_jobs + 1}, searcher,
+        cancel, over_time_budget, [&](const std::string& type, nlohmann::json payload) {
+          emit(campaign.id, type, std::move(payload), true);
+        });
+    if (run_search_loop(searcher, runner, spec.batch_size).end == SearchEnd::interrupted)
+      return EngineOutcome::interrupted;
   }
 
   // The final phase of every measured size, as for a context of its own.
@@ -249,7 +256,13 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
     EngineOutcome outcome;
     try {
-      outcome = run_context(campaign, spec, c, cancel, &view);
+      int reused = 0;
+      if (warm_started) {
+        const nlohmann::json summary = warm_started->summary();
+        for (const auto& r : summary.at("reused"))
+          if (r.at("comm_size").get<int>() == c.comm_size) reused = r.at("runs").get<int>();
+      }
+      outcome = run_context(campaign, spec, c, cancel, &view, reused);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
@@ -287,6 +300,19 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
         final_pick[c.comm_size][pick.at("msg_size").get<std::int64_t>()] =
             pick.at("best").get<TuningConfig>();
   }
+  // A re-tune: the earlier campaign's predictions, to say which recomputed blocks changed.
+  std::map<std::pair<int, std::int64_t>, TuningConfig> previous;
+  if (spec.warm_start_from > 0)
+    for (const auto& group_before : cluster_groups(store_.contexts(spec.warm_start_from))) {
+      const ContextRecord& lead_before = cluster_lead(group_before);
+      if (lead_before.collective != collective || !lead_before.result.is_object() ||
+          !lead_before.result.contains("cluster"))
+        continue;
+      for (const auto& p : lead_before.result.at("cluster").value("predicted", nlohmann::json()))
+        previous[{p.at("comm_size").get<int>(), p.at("msg_size").get<std::int64_t>()}] =
+            p.at("best").get<TuningConfig>();
+    }
+  int changed = 0, unchanged = 0, new_blocks = 0;
   nlohmann::json predicted = nlohmann::json::array();
   for (const auto& choice : strategy->recommend(cluster_prediction_sizes(measured, max_comm_size),
                                                 spec.cluster.min_confidence)) {
@@ -321,6 +347,15 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
       entry["model_choice"] = choice.config;
       entry["note"] = note;
     }
+    if (spec.warm_start_from > 0) {
+      auto before = previous.find({choice.comm_size, choice.msg_size});
+      if (before == previous.end()) {
+        ++new_blocks;
+      } else {
+        entry["previous_best"] = before->second;
+        ++(before->second == best ? unchanged : changed);
+      }
+    }
     predicted.push_back(std::move(entry));
   }
   auto lead_now = std::find_if(stored.begin(), stored.end(),
@@ -334,6 +369,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                        {"max_comm_size", max_comm_size},
                        {"layouts", layouts},
                        {"predicted", predicted}};
+  if (spec.warm_start_from > 0) {
+    // What the re-tune reused and re-measured, and which predictions it recomputed: all of
+    // them (from old shifted and new runs); "changed" differ from the earlier campaign's.
+    nlohmann::json w = warm_started ? warm_started->summary() : nlohmann::json::object();
+    w["from_campaign"] = spec.warm_start_from;
+    w["cold"] = !warm_started;
+    w["predictions"] = {{"recomputed", predicted.size()},
+                        {"changed", changed},
+                        {"unchanged", unchanged},
+                        {"new", new_blocks}};
+    result["cluster"]["warm_start"] = w;
+  }
   store_.save_context_result(lead->id, result);
   return EngineOutcome::completed;
 }

@@ -13,13 +13,17 @@
 //     {strategy, stop_reason, min_confidence, measured: [P...], max_comm_size,
 //      layouts: [{comm_size, nodes, ppn}],
 //      predicted: [{comm_size, msg_size, best, confidence, latency_us, default_us}]}
-//   (best = the default where confidence < min_confidence).
+//   (best = the default where confidence < min_confidence). A re-tune (spec.warm_start_from)
+//   adds warm_start: {from_campaign, cold, remeasured: [{comm_size, configs}], reused_runs,
+//   reused: [{comm_size, runs}], shift: [{comm_size, mean_log_shift}], predictions:
+//   {recomputed, changed, unchanged, new}} and, per predicted block, previous_best (the earlier
+//   campaign's block, when it had one).
 #pragma once
 
 #include <vector>
 
-#include "core/algorithm_table.h"
 #include "campaign/store.h"
+#include "core/algorithm_table.h"
 
 namespace colltune {
 
@@ -44,10 +48,11 @@ std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int 
 // The whole-cluster part of a campaign's JSON report (campaign_report): null when no context
 // carries predictions, else
 //   {"collectives": [{collective, strategy, stop_reason, min_confidence, measured, max_comm_size,
-//                     layouts, above: "default"}],
+//                     layouts, above: "default", warm_start (a re-tune)}],
 //    "predicted": [{collective, comm_size, msg_size, source: "predicted", best, best_name,
 //                   confidence, best_us (model estimate), default_us, speedup (estimate),
-//                   layout_from (the measured size whose layout the block inherits), note}]}
+//                   layout_from (the measured size whose layout the block inherits), note,
+//                   previous_best (a re-tune: the earlier campaign's block)}]}
 nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
                               const AlgorithmTable& table);
 

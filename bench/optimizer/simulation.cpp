@@ -93,9 +93,9 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     LandscapeRunner(std::function<Evaluation(const TuningConfig&)> draw,
                     std::function<void()> after_observe)
         : draw_(std::move(draw)), after_observe_(std::move(after_observe)) {}
-    std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
-      std::vector<Evaluation> out;
-      for (const auto& item : batch.items) out.push_back(draw_(item.config));
+    std::optional<std::vector<Measurement>> run(const SearchBatch& batch) override {
+      std::vector<Measurement> out;
+      for (const auto& item : batch.items) out.push_back({item.context, draw_(item.config)});
       return out;
     }
     void observed(const Evaluation&) override { after_observe_(); }

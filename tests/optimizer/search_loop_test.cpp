@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/algorithm_table.h"
+#include "optimizer/cluster_strategy.h"
 
 namespace colltune {
 namespace {
@@ -18,13 +21,13 @@ std::unique_ptr<Strategy> random_strategy(const SearchSpace& space, int budget) 
 // Measures each item at a latency that depends on its algorithm only.
 class CountingRunner : public BatchRunner {
  public:
-  std::optional<std::vector<Evaluation>> run(const SearchBatch& batch) override {
+  std::optional<std::vector<Measurement>> run(const SearchBatch& batch) override {
     numbers.push_back(batch.number);
     if (interrupt_at && batch.number == *interrupt_at) return std::nullopt;
-    std::vector<Evaluation> out;
+    std::vector<Measurement> out;
     for (const auto& item : batch.items) {
       EXPECT_EQ(item.context, 0);
-      out.push_back({item.config, {4, 8}, {10.0 + item.config.algorithm, 20.0}, false});
+      out.push_back({0, {item.config, {4, 8}, {10.0 + item.config.algorithm, 20.0}, false}});
     }
     return out;
   }
@@ -75,6 +78,56 @@ TEST(SearchLoop, TheRunnerStopsOrInterruptsIt) {
     EXPECT_EQ(runner.done_count, 1);
     EXPECT_EQ(strategy->evaluations(), 4);
   }
+}
+
+// A runner over several contexts with a batch left unfinished by an earlier loop.
+class ResumingRunner : public BatchRunner {
+ public:
+  std::optional<std::vector<Measurement>> resume() override {
+    log.push_back("resume");
+    return std::vector<Measurement>{{7, {TuningConfig{5, 0, 0}, {1024}, {50.0}, false}}};
+  }
+  std::optional<std::vector<Measurement>> run(const SearchBatch& batch) override {
+    log.push_back("run " + std::to_string(batch.number));
+    std::vector<Measurement> out;
+    for (const auto& item : batch.items) {
+      contexts.push_back(item.context);
+      out.push_back({item.context, {item.config, {1024}, {100.0 - item.config.algorithm}, false}});
+    }
+    return out;
+  }
+  void batch_done(const SearchBatch& batch) override {
+    log.push_back("done " + std::to_string(batch.number));
+  }
+  std::vector<std::string> log;
+  std::vector<std::int64_t> contexts;
+};
+
+// The whole-cluster search goes through the same loop: the resumed batch is observed first
+// (at the comm size of its context), items carry their context, small sizes first.
+TEST(SearchLoop, AClusterStrategySearchesThroughTheSameLoop) {
+  ClusterStrategyOptions o;
+  o.msg_sizes = {1024};
+  o.sizes = {{4, 1, 4, 0}, {16, 1, 16, 0}};
+  o.budget = 9;
+  auto cluster =
+      make_cluster_strategy("nearest", Collective::bcast, AlgorithmTable::builtin_4_1(), o);
+  ClusterSearch searcher(*cluster, {{4, 7}, {16, 9}});
+  ResumingRunner runner;
+  const SearchLoopResult r = run_search_loop(searcher, runner, 4, 3);
+  EXPECT_EQ(r.end, SearchEnd::strategy_done);
+  ASSERT_GE(runner.log.size(), 4u);
+  EXPECT_EQ(runner.log[0], "resume");
+  EXPECT_EQ(runner.log[1], "done 0");
+  EXPECT_EQ(runner.log[2], "run 3");
+  // The resumed run counts: 1 + 8 runs make the budget, the resumed one not asked again.
+  EXPECT_EQ(runner.contexts.size(), 8u);
+  EXPECT_EQ(cluster->state().at("observations").at("evaluations"), 9) << cluster->state().dump();
+  for (std::size_t i = 1; i < 4; ++i)  // the first batch in ascending comm size
+    EXPECT_LE(runner.contexts[i - 1], runner.contexts[i]);
+  for (auto c : runner.contexts) EXPECT_TRUE(c == 7 || c == 9) << c;
+  // An evaluation of a context the search does not cover is refused.
+  EXPECT_THROW(searcher.observe({8, {TuningConfig{}, {1024}, {1.0}, false}}), std::runtime_error);
 }
 
 TEST(SearchLoop, FinalCandidatesAreTheDefaultAndTheFinalists) {

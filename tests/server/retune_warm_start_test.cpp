@@ -14,12 +14,20 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
+#include "campaign/cluster_search.h"
+#include "campaign/event_sink.h"
+#include "campaign/job_executor.h"
+#include "campaign/retune.h"
+#include "campaign/rules_stage.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "optimizer/search_space.h"
+#include "rules/rules_reader.h"
 #include "runner/sim_backend.h"
 
 namespace colltune {
@@ -186,6 +194,184 @@ TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
     EXPECT_TRUE(none.warm_start_points.empty());
   }
   fs::remove(db);
+}
+
+// A whole-cluster campaign re-tuned after the cluster changed: `retune` starts the same
+// whole-cluster campaign (sizes, layouts, predict_up_to, cluster strategy, budget), warm-started
+// per comm size: it re-measures the earlier picks, reuses the earlier runs as data, needs fewer
+// new runs than the first campaign, recomputes every prediction (saying which changed), and its
+// file validates and covers every size from 2 ranks to predict_up_to.
+TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCampaign) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("retune-warm-cluster-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  Store store((dir / "store.db").string());
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const auto base = sim::load_profile("pise");
+  SimBackendOptions sim_options;
+  sim_options.seed = 3;
+  SimBackend before(base, sim_options);
+  SimBackend after(perturbed(base, 0.8, 1.2), sim_options);  // network 20 % slower
+
+  json contexts = json::array();
+  for (const char* c : {"bcast", "reduce"})
+    for (int p : {2, 4, 8}) contexts.push_back({{"collective", c}, {"comm_size", p}});
+  const CampaignSpec spec = parse_campaign_spec(
+      {{"name", "cluster nightly"},
+       {"backend", "sim"},
+       {"contexts", contexts},
+       {"sizes", "4:16K"},
+       {"budget", 40},
+       {"batch_size", 4},
+       {"final_repeats", 2},
+       {"seed", 5},
+       {"cluster", {{"strategy", "bo-cluster"}, {"min_confidence", 0.8}, {"predict_up_to", 12}}}});
+  const auto first = CampaignEngine::create_campaign(store, spec);
+  {
+    CampaignEngine engine(store, before, table);
+    CancelFlag cancel;
+    ASSERT_EQ(engine.run(first, cancel), EngineOutcome::completed) << engine.error();
+  }
+  store.set_campaign_state(first, "done");
+  RulesVersionRecord r;
+  r.campaign_id = first;
+  r.format = "classic";
+  r.content = "1\n";
+  r.fingerprint = backend_fingerprint("sim", json::object(), before);
+  store.add_rules_version(r);
+
+  // The re-tune: the model changed, so the fingerprint did.
+  RetuneOptions options;
+  const RetuneDecision d = retune(
+      store, options,
+      [&](const std::string& backend) {
+        EXPECT_EQ(backend, "sim");
+        return backend_fingerprint("sim", json::object(), after);
+      },
+      [&](const json& s) {
+        return *store.campaign(CampaignEngine::create_campaign(store, parse_campaign_spec(s)));
+      });
+  ASSERT_EQ(d.action, "retune") << d.message;
+  const auto second = d.campaign->id;
+  const CampaignSpec again = parse_campaign_spec(d.campaign->spec);
+  EXPECT_EQ(again.warm_start_from, first);
+  EXPECT_TRUE(again.cluster.enabled);
+  EXPECT_EQ(d.campaign->spec.at("cluster"), store.campaign(first)->spec.at("cluster"));
+  EXPECT_EQ(d.campaign->spec.at("contexts"), store.campaign(first)->spec.at("contexts"));
+  {
+    // Interrupted after its second search job (in the warm points), then resumed: the warm
+    // start's own state comes back with the strategy's.
+    CancelFlag cancel;
+    int jobs_done = 0;
+    StoreEventSink events(store, [&](const std::string& type, const json&) {
+      if (type == "job_done" && ++jobs_done == 2) cancel.cancel();
+    });
+    CampaignEngine engine(store, after, table, &events);
+    ASSERT_EQ(engine.run(second, cancel), EngineOutcome::interrupted);
+    ASSERT_TRUE(store.contexts(second).front().optimizer_state.contains("warm_start"));
+  }
+  {
+    CampaignEngine engine(store, after, table);
+    CancelFlag cancel;
+    ASSERT_EQ(engine.run(second, cancel), EngineOutcome::completed) << engine.error();
+  }
+  for (const auto& c : store.contexts(second)) {
+    std::set<TuningConfig> seen;
+    for (const auto& run : store.runs_of_context(c.id, "search"))
+      EXPECT_TRUE(seen.insert(run.config).second) << c.comm_size << " " << to_string(run.config);
+  }
+
+  auto search_runs = [&](std::int64_t id) {
+    std::size_t n = 0;
+    for (const auto& c : store.contexts(id)) n += store.runs_of_context(c.id, "search").size();
+    return n;
+  };
+  const std::size_t first_runs = search_runs(first), second_runs = search_runs(second);
+  std::printf("whole-cluster re-tune: first campaign %zu search runs, warm re-tune %zu\n",
+              first_runs, second_runs);
+  EXPECT_LT(second_runs, first_runs);
+
+  // Same sizes and layouts, same predicted blocks; the warm start reported per collective.
+  const auto layouts = [&](std::int64_t id) {
+    std::set<std::tuple<int, int, int, int>> out;
+    for (const auto& c : store.contexts(id))
+      out.insert({static_cast<int>(c.collective), c.comm_size, c.nodes, c.ppn});
+    return out;
+  };
+  EXPECT_EQ(layouts(second), layouts(first));
+  const auto blocks = [&](std::int64_t id) {
+    std::set<std::tuple<int, int, std::int64_t>> out;
+    for (const auto& group : cluster_groups(store.contexts(id)))
+      for (const auto& p : cluster_lead(group).result.at("cluster").at("predicted"))
+        out.insert({static_cast<int>(group.front().collective), p.at("comm_size").get<int>(),
+                    p.at("msg_size").get<std::int64_t>()});
+    return out;
+  };
+  EXPECT_EQ(blocks(second), blocks(first));
+  for (const auto& group : cluster_groups(store.contexts(second))) {
+    const auto& cluster = cluster_lead(group).result.at("cluster");
+    EXPECT_EQ(
+        cluster.at("layouts"),
+        cluster_lead(cluster_groups(store.contexts(first))[0]).result.at("cluster").at("layouts"));
+    ASSERT_TRUE(cluster.contains("warm_start")) << cluster.dump();
+    const auto& w = cluster.at("warm_start");
+    std::printf("%s: stop %s, warm start %s\n", std::string(name(group.front().collective)).c_str(),
+                cluster.at("stop_reason").dump().c_str(), w.dump().c_str());
+    EXPECT_EQ(w.at("from_campaign"), first);
+    EXPECT_FALSE(w.at("cold").get<bool>());
+    EXPECT_GT(w.at("reused_runs").get<int>(), 0) << w.dump();
+    EXPECT_EQ(w.at("remeasured").size(), 3u);  // each comm size
+    const auto& pred = w.at("predictions");
+    EXPECT_EQ(pred.at("recomputed").get<std::size_t>(), cluster.at("predicted").size());
+    EXPECT_EQ(pred.at("changed").get<int>() + pred.at("unchanged").get<int>(),
+              pred.at("recomputed").get<int>());
+    EXPECT_EQ(pred.at("new"), 0);
+    for (const auto& p : cluster.at("predicted")) EXPECT_TRUE(p.contains("previous_best"));
+    // The final phase can still prove gains: the runs the warm start reused count with the
+    // new ones in its cap (without them each size got one pair and proved nothing).
+    int tuned_before = 0, tuned_now = 0;
+    for (const auto& c : store.contexts(first))
+      if (c.collective == group.front().collective)
+        for (const auto& k : c.result.at("picks"))
+          tuned_before += k.at("best").at("algorithm").get<int>() != 0;
+    for (const auto& c : group)
+      for (const auto& k : c.result.at("picks"))
+        tuned_now += k.at("best").at("algorithm").get<int>() != 0;
+    std::printf("%s: tuned measured picks, first campaign %d, re-tune %d\n",
+                std::string(name(group.front().collective)).c_str(), tuned_before, tuned_now);
+    if (tuned_before > 0) {
+      EXPECT_GT(tuned_now, 0);
+    }
+    // The re-measured points ran first: the default at every size, in the first batches.
+    std::set<int> default_at;
+    for (const auto& c : group)
+      for (const auto& run : store.runs_of_context(c.id, "search"))
+        if (run.config.is_default()) default_at.insert(c.comm_size);
+    EXPECT_EQ(default_at, (std::set<int>{2, 4, 8}));
+  }
+
+  // The file validates (the rules stage) and covers every size from 2 to 12.
+  JobExecutor executor(store, after, nullptr);
+  RulesStageOptions o;
+  o.rules_path = dir / "rules.conf";
+  o.work_dir = dir;
+  o.format = "classic";
+  CancelFlag cancel;
+  const RulesStageResult stage = finish_campaign_rules(store, executor, table, second, o, cancel);
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  const RulesReadResult read = read_rules_text(stage.content, RulesDialect::ompi_4_1);
+  ASSERT_TRUE(read.loaded) << read.reason;
+  for (const auto& group : cluster_groups(store.contexts(second))) {
+    std::set<int> covered;
+    for (const auto& c : group) covered.insert(c.comm_size);
+    for (const auto& p : cluster_lead(group).result.at("cluster").at("predicted"))
+      covered.insert(p.at("comm_size").get<int>());
+    std::set<int> all;
+    for (int p = 2; p <= 12; ++p) all.insert(p);
+    EXPECT_EQ(covered, all);
+  }
+  fs::remove_all(dir);
 }
 
 // The warm start saves search: since bo spends at most 20 % of the space cold, the campaign's fixed

@@ -498,6 +498,90 @@ TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
           << "P=" << p << " size " << m;
 }
 
+// Both kinds of campaign search through the same loop and job runner (optimizer/search_loop.h,
+// campaign/search_jobs.h): a cancel in the middle of a batch leaves that batch's jobs recorded
+// with the searcher's state, and the resume finishes exactly those jobs (only their missing
+// runs) before asking for anything new. The same assertions hold for a per-context campaign and
+// a whole-cluster one.
+TEST_F(WholeCluster, AnInterruptedBatchResumesExactlyAsInAPerContextCampaign) {
+  for (const bool whole_cluster : {false, true}) {
+    SCOPED_TRACE(whole_cluster ? "whole-cluster" : "per-context");
+    nlohmann::json spec_json = cluster_spec_json({2, 4, 8});
+    // The Bayesian strategy of each kind (both keep their pending suggestions in their state).
+    if (whole_cluster) {
+      spec_json["cluster"]["strategy"] = "bo-cluster";
+    } else {
+      spec_json.erase("cluster");
+      spec_json["strategy"] = "bo";
+    }
+    const CampaignSpec spec = parse_campaign_spec(spec_json);
+    const auto id = CampaignEngine::create_campaign(*store_, spec);
+    CancelFlag cancel;
+    {
+      // Cancelled at the first run of the second search batch: inside a job.
+      int jobs_done = 0, runs_after = 0;
+      StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json&) {
+        if (type == "job_done") ++jobs_done;
+        if (type == "run" && jobs_done >= 1 && ++runs_after == 1) cancel.cancel();
+      });
+      CampaignEngine engine(*store_, *backend_, table_, &events);
+      ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
+    }
+    // The interrupted batch: its jobs exist, some of their runs are recorded, not all.
+    std::map<std::int64_t, std::size_t> unfinished;  // job -> runs it is to make
+    std::size_t recorded = 0, planned = 0;
+    for (const auto& job : store_->jobs(id)) {
+      if (job.state == "done") continue;
+      EXPECT_EQ(job.purpose, "search");
+      const auto request = job.request.get<BenchmarkRequest>();
+      unfinished[job.id] = request.configs.size() * static_cast<std::size_t>(request.repeats);
+      recorded += store_->runs_of_job(job.id).size();
+      planned += unfinished[job.id];
+    }
+    ASSERT_FALSE(unfinished.empty());
+    EXPECT_GT(recorded, 0u);
+    EXPECT_LT(recorded, planned);
+    // The searcher's state after its suggestion is on the context that holds it (the
+    // interrupted job's own, or the lead of its collective): every configuration of the
+    // interrupted batch is pending there, so the resume observes it instead of asking again.
+    std::size_t batch_configs = 0;
+    for (const auto& [job_id, runs] : unfinished)
+      batch_configs += store_->job(job_id)->request.at("configs").size();
+    const std::int64_t job_context = store_->job(unfinished.begin()->first)->context_id;
+    nlohmann::json state;
+    for (const auto& group : cluster_groups(store_->contexts(id)))
+      for (const auto& c : group)
+        if (c.id == job_context)
+          state = whole_cluster ? cluster_lead(group).optimizer_state : c.optimizer_state;
+    ASSERT_TRUE(state.is_object());
+    EXPECT_EQ(state.at("pending").size(), batch_configs) << state.at("pending").dump();
+
+    CancelFlag go_on;
+    CampaignEngine engine(*store_, *backend_, table_);
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+    // The interrupted jobs were finished, with exactly their own runs; nothing was measured
+    // twice: the search made the very runs the same campaign makes uninterrupted (a store of
+    // its own numbers its contexts alike, so the seeds agree), its budget of 6 per size.
+    auto search_runs = [](Store& store, std::int64_t campaign) {
+      std::multiset<std::tuple<std::string, int, TuningConfig>> runs;
+      for (const auto& c : store.contexts(campaign)) {
+        EXPECT_EQ(c.state, "done");
+        for (const auto& run : store.runs_of_context(c.id, "search"))
+          runs.insert({std::string(name(c.collective)), c.comm_size, run.config});
+      }
+      return runs;
+    };
+    Store reference_store((dir_ / (whole_cluster ? "ref-cluster.db" : "ref.db")).string());
+    const auto reference = CampaignEngine::create_campaign(reference_store, spec);
+    CampaignEngine reference_engine(reference_store, *backend_, table_);
+    ASSERT_EQ(reference_engine.run(reference, go_on), EngineOutcome::completed);
+    const auto resumed = search_runs(*store_, id);
+    EXPECT_EQ(resumed.size(), 36u);
+    EXPECT_EQ(resumed, search_runs(reference_store, reference));
+    store_ = std::make_unique<Store>((dir_ / (whole_cluster ? "b.db" : "a.db")).string());
+  }
+}
+
 TEST_F(WholeCluster, SizesTheBackendCannotRunAreRefusedBeforeAnythingRuns) {
   // An OSU directory with the two benchmarks (admission only looks for them).
   fs::create_directories(dir_ / "osu");

@@ -1,0 +1,96 @@
+#include "campaign/search_jobs.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "campaign/campaign_states.h"
+#include "campaign/context_request.h"
+
+namespace colltune {
+
+SearchJobRunner::SearchJobRunner(Store& store, JobExecutor& executor, const CampaignSpec& spec,
+                                 SearchJobsSetup setup, const Searcher& searcher,
+                                 const CancelFlag& cancel, std::function<bool()> over_budget,
+                                 std::function<void(const std::string&, nlohmann::json)> emit)
+    : store_(store),
+      executor_(executor),
+      spec_(spec),
+      setup_(std::move(setup)),
+      first_number_(setup_.first_job_number),
+      searcher_(searcher),
+      cancel_(cancel),
+      over_budget_(std::move(over_budget)),
+      emit_(std::move(emit)) {
+  for (const auto& c : setup_.contexts) by_id_[c.id] = &c;
+}
+
+std::optional<std::vector<Measurement>> SearchJobRunner::resume() {
+  current_.clear();
+  resumed_ = true;
+  for (const auto& job : store_.jobs(setup_.campaign_id)) {
+    if (!by_id_.count(job.context_id) || parse_job_purpose(job.purpose) != JobPurpose::search)
+      continue;
+    if (const auto state = parse_job_state(job.state);
+        state == JobState::submitting || state == JobState::running)
+      current_.push_back(job);
+  }
+  return execute_current();
+}
+
+std::optional<std::vector<Measurement>> SearchJobRunner::run(const SearchBatch& batch) {
+  // One job per context, in the order the contexts first appear in the batch.
+  std::vector<std::pair<std::int64_t, std::vector<TuningConfig>>> per_context;
+  for (const auto& item : batch.items) {
+    auto it = std::find_if(per_context.begin(), per_context.end(),
+                           [&](const auto& p) { return p.first == item.context; });
+    if (it == per_context.end()) it = per_context.insert(per_context.end(), {item.context, {}});
+    it->second.push_back(item.config);
+  }
+  current_.clear();
+  resumed_ = false;
+  const nlohmann::json state = searcher_.state();
+  for (std::size_t i = 0; i < per_context.size(); ++i) {
+    auto& [context_id, configs] = per_context[i];
+    auto context = by_id_.find(context_id);
+    if (context == by_id_.end())
+      throw std::runtime_error("a search batch names context " + std::to_string(context_id) +
+                               ", which this search does not cover");
+    const std::size_t number = setup_.first_job_number++;
+    const std::string tag = job_tag(setup_.campaign_id, context_id, "search", number);
+    BenchmarkRequest request = context_request(*context->second, spec_, tag);
+    request.configs = std::move(configs);
+    request.repeats = spec_.repeats;
+    request.order_seed = setup_.seed + number;
+    // The state goes with the batch's last job (one transaction) when that job is on the
+    // context holding it, else right after it: never before every job of the batch exists.
+    const bool last = i + 1 == per_context.size();
+    const bool with_state = last && context_id == setup_.state_context;
+    const auto job_id = store_.create_job(setup_.campaign_id, context_id, tag, setup_.backend,
+                                          to_string(JobPurpose::search), nlohmann::json(request),
+                                          with_state ? state : nlohmann::json(nullptr));
+    if (last && !with_state) store_.save_optimizer_state(setup_.state_context, state);
+    current_.push_back(*store_.job(job_id));
+  }
+  return execute_current();
+}
+
+std::optional<std::vector<Measurement>> SearchJobRunner::execute_current() {
+  std::vector<Measurement> out;
+  for (const auto& job : current_) {
+    if (!executor_.execute(job, cancel_)) return std::nullopt;
+    for (const auto& run : store_.runs_of_job(job.id))
+      out.push_back({job.context_id, evaluation_of(run)});
+  }
+  return out;
+}
+
+void SearchJobRunner::batch_done(const SearchBatch&) {
+  const nlohmann::json state = searcher_.state();
+  for (const auto& job : current_) {
+    store_.complete_job(job.id, to_string(JobState::done), setup_.state_context, state);
+    if (!resumed_) emit_("job_done", {{"job_id", job.id}, {"context_id", job.context_id}});
+  }
+  current_.clear();
+}
+
+}  // namespace colltune
