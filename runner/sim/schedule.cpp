@@ -4,10 +4,14 @@
 
 namespace colltune::sim {
 
-Schedule::Schedule(int comm_size, std::int64_t max_messages) {
-  auto budget = std::make_shared<std::int64_t>(max_messages);
+Schedule::Schedule(int comm_size, std::int64_t max_messages)
+    : budget_(std::make_shared<std::int64_t>(max_messages)) {
   ranks.reserve(static_cast<std::size_t>(comm_size));
-  for (int r = 0; r < comm_size; ++r) ranks.emplace_back(budget);
+  for (int r = 0; r < comm_size; ++r) ranks.emplace_back(budget_);
+}
+
+void Schedule::expect_sends(std::int64_t sends) const {
+  if (sends > *budget_) throw ScheduleTooLarge("the schedule sends too many messages to simulate");
 }
 
 RequestId RankProgram::isend(int peer, std::int64_t bytes) {
