@@ -38,7 +38,8 @@ void RankProgram::wait_all(std::initializer_list<RequestId> requests) {
   for (RequestId r : requests)
     if (r != kNoRequest) wait_list_.push_back(r);
   const auto count = static_cast<std::int32_t>(wait_list_.size()) - first;
-  if (count > 0) ops_.push_back({Op::Kind::wait, -1, 0, first, count});
+  if (count > 0)
+    ops_.push_back({Op::Kind::wait, count == 1 ? wait_list_.back() : -1, 0, first, count});
 }
 
 void RankProgram::wait_all(const std::vector<RequestId>& requests) {
@@ -46,7 +47,8 @@ void RankProgram::wait_all(const std::vector<RequestId>& requests) {
   for (RequestId r : requests)
     if (r != kNoRequest) wait_list_.push_back(r);
   const auto count = static_cast<std::int32_t>(wait_list_.size()) - first;
-  if (count > 0) ops_.push_back({Op::Kind::wait, -1, 0, first, count});
+  if (count > 0)
+    ops_.push_back({Op::Kind::wait, count == 1 ? wait_list_.back() : -1, 0, first, count});
 }
 
 void RankProgram::sendrecv(int dest, std::int64_t send_bytes, int source, std::int64_t recv_bytes) {

@@ -25,7 +25,7 @@ inline constexpr RequestId kNoRequest = -1;
 struct Op {
   enum class Kind : std::uint8_t { isend, irecv, wait, reduce };
   Kind kind = Kind::wait;
-  std::int32_t peer = -1;  // isend / irecv
+  std::int32_t peer = -1;  // isend / irecv; wait of one request: that request (else -1)
   std::int64_t bytes = 0;  // isend / irecv: bytes; reduce: bytes combined by the operator
   std::int32_t first = 0;  // isend / irecv: request id; wait: start in RankProgram::wait_list
   std::int32_t count = 0;  // wait: number of requests

@@ -273,6 +273,18 @@ class Run {
           st.clock += static_cast<double>(op.bytes) * profile_.reduce_ns_per_byte * 1e-3 * cpu;
           break;
         case Op::Kind::wait: {
+          if (op.count == 1) {  // the common case, without reading the wait list
+            const std::size_t q = st.request0 + static_cast<std::size_t>(op.peer);
+            const double d = done_[q];
+            if (d != d) {
+              awaited_[q] = 1;
+              st.blocked = true;
+              st.unknown = 1;
+              return;
+            }
+            st.clock = std::max(st.clock, d);
+            break;
+          }
           const auto& list = prog.wait_list();
           int unknown = 0;
           double latest = st.clock;
@@ -518,10 +530,14 @@ class Run {
     if (--st.unknown > 0) return;
     // Every request of the wait is known: the rank continues when the last one completes.
     const Op& op = schedule_.ranks[r].ops()[st.pc];
-    const auto& list = schedule_.ranks[r].wait_list();
     double latest = st.clock;
-    for (std::int32_t i = op.first; i < op.first + op.count; ++i)
-      latest = std::max(latest, done_[st.request0 + static_cast<std::size_t>(list[i])]);
+    if (op.count == 1) {
+      latest = std::max(latest, time);
+    } else {
+      const auto& list = schedule_.ranks[r].wait_list();
+      for (std::int32_t i = op.first; i < op.first + op.count; ++i)
+        latest = std::max(latest, done_[st.request0 + static_cast<std::size_t>(list[i])]);
+    }
     st.blocked = false;
     push(latest, 0, r);
   }
