@@ -364,6 +364,9 @@ int main(int argc, char** argv) {
                "bo-cluster: price runs per size (the median configuration), not per configuration");
   app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
   app.add_option("--sim-threads", sim.threads, "simulation threads");
+  bool build_only = false;
+  app.add_flag("--build-only", build_only,
+               "only build (or read) the landscapes and their caches, with timings on stderr");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -383,8 +386,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (sim.profile.empty()) throw std::invalid_argument("--sim PROFILE is required");
-    if (ppn < 1) throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
+    if (ppn < 1 && !build_only)
+      throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
     sim.collectives = {*collective};
+    sim.verbose = sim.verbose || build_only;
     std::map<int, Landscape> land;
     for (int p : sizes) {
       sim.comm_size = p;
@@ -393,6 +398,7 @@ int main(int argc, char** argv) {
                          std::to_string(p) + ".csv";
       land.emplace(p, bench::sim_landscapes(sim, table).front());
     }
+    if (build_only) return 0;
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
     const BenchmarkCost cost;
     // Regrets of picks (per comm size: per message size) against each landscape's optimum.

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/fixed_decision.h"
 #include "runner/sim/algorithms.h"
 #include "runner/sim/collective_schedules.h"
-#include "core/fixed_decision.h"
 
 namespace colltune::sim::algo {
 
@@ -95,6 +95,8 @@ void allreduce_ring(Context& c, std::int64_t count) {
   }
   const BlockCount blocks = compute_blockcount(count, p);
   const std::int64_t type = c.type_size;
+  // Every rank sends p - 1 blocks reducing and p - 1 distributing.
+  c.schedule.expect_sends(2 * std::int64_t{p} * (p - 1));
   for (int r = 0; r < p; ++r) {
     RankProgram& prog = c.rank(r);
     const int send_to = (r + 1) % p, recv_from = (r + p - 1) % p;
@@ -133,6 +135,8 @@ void allreduce_ring_segmented(Context& c, std::int64_t count, int segsize) {
   auto phase_count = [&](int block, std::int64_t phase) {
     return compute_blockcount(blocks.of(block), num_phases).of(phase);
   };
+  // Every rank sends p - 1 blocks per phase reducing and p - 1 distributing.
+  c.schedule.expect_sends((num_phases + 1) * std::int64_t{p} * (p - 1));
   for (int r = 0; r < p; ++r) {
     RankProgram& prog = c.rank(r);
     const int send_to = (r + 1) % p, recv_from = (r + p - 1) % p;

@@ -64,6 +64,9 @@ void bcast_generic(Context& c, const Tree& tree, std::int64_t count, std::int64_
   auto seg_bytes = [&](std::int64_t seg) {
     return (seg == num_segments - 1 ? count - seg * segcount : segcount) * c.type_size;
   };
+  std::int64_t edges = 0;  // every segment goes down every edge once
+  for (int r = 0; r < c.comm_size; ++r) edges += static_cast<std::int64_t>(tree.children[r].size());
+  c.schedule.expect_sends(edges * num_segments);
   std::vector<RequestId> sends;
   for (int r = 0; r < c.comm_size; ++r) {
     RankProgram& prog = c.rank(r);

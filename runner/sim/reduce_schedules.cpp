@@ -27,6 +27,9 @@ int floor_power_of_two(int n) {
 void reduce_generic(Context& c, const Tree& tree, std::int64_t count, std::int64_t segcount) {
   const std::int64_t type = c.type_size;
   const std::int64_t num_segments = (count + segcount - 1) / segcount;
+  std::int64_t edges = 0;  // every rank but the root sends every segment up once
+  for (int r = 0; r < c.comm_size; ++r) edges += static_cast<std::int64_t>(tree.children[r].size());
+  c.schedule.expect_sends(edges * num_segments);
   for (int r = 0; r < c.comm_size; ++r) {
     RankProgram& prog = c.rank(r);
     const auto& kids = tree.children[r];

@@ -4,10 +4,14 @@
 
 namespace colltune::sim {
 
-Schedule::Schedule(int comm_size, std::int64_t max_messages) {
-  auto budget = std::make_shared<std::int64_t>(max_messages);
+Schedule::Schedule(int comm_size, std::int64_t max_messages)
+    : budget_(std::make_shared<std::int64_t>(max_messages)) {
   ranks.reserve(static_cast<std::size_t>(comm_size));
-  for (int r = 0; r < comm_size; ++r) ranks.emplace_back(budget);
+  for (int r = 0; r < comm_size; ++r) ranks.emplace_back(budget_);
+}
+
+void Schedule::expect_sends(std::int64_t sends) const {
+  if (sends > *budget_) throw ScheduleTooLarge("the schedule sends too many messages to simulate");
 }
 
 RequestId RankProgram::isend(int peer, std::int64_t bytes) {
@@ -34,7 +38,8 @@ void RankProgram::wait_all(std::initializer_list<RequestId> requests) {
   for (RequestId r : requests)
     if (r != kNoRequest) wait_list_.push_back(r);
   const auto count = static_cast<std::int32_t>(wait_list_.size()) - first;
-  if (count > 0) ops_.push_back({Op::Kind::wait, -1, 0, first, count});
+  if (count > 0)
+    ops_.push_back({Op::Kind::wait, count == 1 ? wait_list_.back() : -1, 0, first, count});
 }
 
 void RankProgram::wait_all(const std::vector<RequestId>& requests) {
@@ -42,7 +47,8 @@ void RankProgram::wait_all(const std::vector<RequestId>& requests) {
   for (RequestId r : requests)
     if (r != kNoRequest) wait_list_.push_back(r);
   const auto count = static_cast<std::int32_t>(wait_list_.size()) - first;
-  if (count > 0) ops_.push_back({Op::Kind::wait, -1, 0, first, count});
+  if (count > 0)
+    ops_.push_back({Op::Kind::wait, count == 1 ? wait_list_.back() : -1, 0, first, count});
 }
 
 void RankProgram::sendrecv(int dest, std::int64_t send_bytes, int source, std::int64_t recv_bytes) {

@@ -25,7 +25,7 @@ inline constexpr RequestId kNoRequest = -1;
 struct Op {
   enum class Kind : std::uint8_t { isend, irecv, wait, reduce };
   Kind kind = Kind::wait;
-  std::int32_t peer = -1;  // isend / irecv
+  std::int32_t peer = -1;  // isend / irecv; wait of one request: that request (else -1)
   std::int64_t bytes = 0;  // isend / irecv: bytes; reduce: bytes combined by the operator
   std::int32_t first = 0;  // isend / irecv: request id; wait: start in RankProgram::wait_list
   std::int32_t count = 0;  // wait: number of requests
@@ -77,12 +77,18 @@ struct Schedule {
   explicit Schedule(int comm_size, std::int64_t max_messages = kDefaultMaxMessages);
   int comm_size() const { return static_cast<int>(ranks.size()); }
   RankProgram& rank(int r) { return ranks.at(static_cast<std::size_t>(r)); }
+  // A builder that knows it is about to add at least `sends` sends calls this first: it throws
+  // ScheduleTooLarge now, exactly when the sends themselves would, without building them.
+  void expect_sends(std::int64_t sends) const;
 
   std::vector<RankProgram> ranks;
   // The coll/base functions that ran, outermost first, in the tracer's words (docs/reference/
   // open-mpi-rules.md §B.3), e.g. {"bcast_intra_split_bintree segsize=8192", "bcast_intra_chain
   // segsize=8192 fanout=1"} when split_bintree falls back to a pipeline.
   std::vector<std::string> trace;
+
+ private:
+  std::shared_ptr<std::int64_t> budget_;  // sends left (shared with every RankProgram)
 };
 
 struct LinkTraffic {

@@ -1,10 +1,8 @@
 #include "runner/sim/simulator.h"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <stdexcept>
-#include <unordered_map>
 
 namespace colltune::sim {
 
@@ -43,16 +41,71 @@ struct Message {
   double arrival = kUnknown;  // known once the transfer has been scheduled
   const LinkPiece* piece = nullptr;
   bool inter_node = false;
+  int next_unmatched = -1;  // next unmatched send on the same link
 };
 
 struct PendingReceive {
   RequestId request;
   double post;
+  int next = -1;  // next unmatched receive on the same link (index in Run::receives_)
 };
 
+// Unmatched operations of one (source, destination) link, each a FIFO threaded through the
+// messages (sends) or the pending receives: no allocation per link.
 struct Link {
-  std::deque<int> unmatched_sends;  // message indices, in post order
-  std::deque<PendingReceive> unmatched_receives;
+  int send_head = -1, send_tail = -1;  // message indices, in post order
+  int recv_head = -1, recv_tail = -1;  // PendingReceive indices, in post order
+};
+
+// (source, destination) -> Link, open addressing with linear probing: the links of one run are
+// only ever added, and a lookup is one multiply and (almost always) one probe.
+class LinkTable {
+ public:
+  explicit LinkTable(std::size_t expected) {
+    std::size_t n = 16;
+    shift_ = 60;
+    while (n < 2 * expected) n <<= 1, --shift_;
+    slots_.assign(n, Slot{});
+    links_.reserve(expected);
+  }
+  Link& operator[](std::uint64_t key) {
+    std::size_t i = index(key);
+    while (true) {
+      Slot& slot = slots_[i];
+      if (slot.link < 0) {
+        slot.key = key;
+        slot.link = static_cast<std::int32_t>(links_.size());
+        links_.emplace_back();
+        if (2 * links_.size() > slots_.size()) grow();
+        return links_.back();
+      }
+      if (slot.key == key) return links_[static_cast<std::size_t>(slot.link)];
+      i = (i + 1) & (slots_.size() - 1);
+    }
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;
+    std::int32_t link = -1;
+  };
+  std::size_t index(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  void grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    --shift_;
+    old.swap(slots_);
+    for (const Slot& s : old) {
+      if (s.link < 0) continue;
+      std::size_t i = index(s.key);
+      while (slots_[i].link >= 0) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  int shift_;                // 64 - log2(slots_.size())
+  std::vector<Link> links_;
 };
 
 struct RankState {
@@ -60,9 +113,8 @@ struct RankState {
   double clock = 0;
   bool blocked = false;
   bool finished = false;
-  int unknown = 0;  // requests of the current wait still without a completion time
-  std::vector<double> done;
-  std::vector<char> awaited;
+  int unknown = 0;           // requests of the current wait still without a completion time
+  std::size_t request0 = 0;  // this rank's first request in Run::done_ / Run::awaited_
 };
 
 struct Event {
@@ -71,6 +123,49 @@ struct Event {
   int kind;           // 0 = rank may continue, else a transfer phase (Run::Phase)
   int id;             // rank or message index
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+// Min-queue of events by (time, seq). Keys are unique (seq), so events leave in one order
+// whatever the queue's shape: a 4-ary heap, half as deep as a binary one.
+class EventQueue {
+ public:
+  bool empty() const { return heap_.empty(); }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+  void push(const Event& e) {
+    std::size_t i = heap_.size();
+    heap_.push_back(e);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!(heap_[parent] > e)) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  Event pop() {
+    const Event top = heap_.front();
+    const Event last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return top;
+    std::size_t i = 0;
+    while (true) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t end = std::min(first + 4, n);
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (heap_[best] > heap_[c]) best = c;
+      if (!(last > heap_[best])) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = last;
+    return top;
+  }
+
+ private:
+  std::vector<Event> heap_;
 };
 
 class Run {
@@ -87,17 +182,20 @@ class Run {
         in_free_(static_cast<std::size_t>(p_), 0),
         memory_free_(cpu_factor.size(), 0),
         nic_out_free_(cpu_factor.size(), 0),
-        nic_in_free_(cpu_factor.size(), 0) {
+        nic_in_free_(cpu_factor.size(), 0),
+        links_(2 * static_cast<std::size_t>(p_)) {
     intra_hold_per_byte_ = hold_per_byte(profile.intra_node);
     inter_hold_per_byte_ = hold_per_byte(profile.inter_node);
-    std::size_t sends = 0;
+    std::size_t sends = 0, requests = 0;
     for (int r = 0; r < p_; ++r) {
-      const int n = schedule_.ranks[r].requests();
-      ranks_[r].done.assign(static_cast<std::size_t>(n), kUnknown);
-      ranks_[r].awaited.assign(static_cast<std::size_t>(n), 0);
+      ranks_[r].request0 = requests;
+      requests += static_cast<std::size_t>(schedule_.ranks[r].requests());
       for (const Op& op : schedule_.ranks[r].ops())
         if (op.kind == Op::Kind::isend) ++sends;
     }
+    done_.assign(requests, kUnknown);
+    awaited_.assign(requests, 0);
+    events_.reserve(static_cast<std::size_t>(p_) + 64);
     // One Message per send: sized once instead of doubling (a doubling vector holds up to twice
     // what it needs, and three times while it moves), the simulator's largest allocation.
     messages_.reserve(sends);
@@ -106,9 +204,7 @@ class Run {
   SimResult execute() {
     for (int r = 0; r < p_; ++r) push(0.0, 0, r);
     while (!events_.empty()) {
-      std::pop_heap(events_.begin(), events_.end(), std::greater<>());
-      const Event e = events_.back();
-      events_.pop_back();
+      const Event e = events_.pop();
       ++result_.events;
       if (e.kind == 0) {
         advance(e.id, e.time);
@@ -135,10 +231,7 @@ class Run {
   }
 
  private:
-  void push(double time, int kind, int id) {
-    events_.push_back({time, seq_++, kind, id});
-    std::push_heap(events_.begin(), events_.end(), std::greater<>());
-  }
+  void push(double time, int kind, int id) { events_.push({time, seq_++, kind, id}); }
 
   const LinkLevel& level(bool inter) const {
     return inter ? profile_.inter_node : profile_.intra_node;
@@ -180,14 +273,27 @@ class Run {
           st.clock += static_cast<double>(op.bytes) * profile_.reduce_ns_per_byte * 1e-3 * cpu;
           break;
         case Op::Kind::wait: {
+          if (op.count == 1) {  // the common case, without reading the wait list
+            const std::size_t q = st.request0 + static_cast<std::size_t>(op.peer);
+            const double d = done_[q];
+            if (d != d) {
+              awaited_[q] = 1;
+              st.blocked = true;
+              st.unknown = 1;
+              return;
+            }
+            st.clock = std::max(st.clock, d);
+            break;
+          }
           const auto& list = prog.wait_list();
           int unknown = 0;
           double latest = st.clock;
           for (std::int32_t i = op.first; i < op.first + op.count; ++i) {
-            const double d = st.done[static_cast<std::size_t>(list[i])];
+            const std::size_t q = st.request0 + static_cast<std::size_t>(list[i]);
+            const double d = done_[q];
             if (d != d) {  // NaN: not yet known
               ++unknown;
-              st.awaited[static_cast<std::size_t>(list[i])] = 1;
+              awaited_[q] = 1;
             } else {
               latest = std::max(latest, d);
             }
@@ -217,12 +323,21 @@ class Run {
     m.piece = &piece;
     m.inter_node = inter;
     Link& l = link(r, op.peer);
-    if (!l.unmatched_receives.empty()) {
-      m.recv_req = l.unmatched_receives.front().request;
-      m.recv_post = l.unmatched_receives.front().post;
-      l.unmatched_receives.pop_front();
+    if (l.recv_head >= 0) {
+      const int matched = l.recv_head;
+      PendingReceive& pending = receives_[static_cast<std::size_t>(matched)];
+      m.recv_req = pending.request;
+      m.recv_post = pending.post;
+      l.recv_head = pending.next;
+      if (l.recv_head < 0) l.recv_tail = -1;
+      pending.next = free_receive_;  // the entry is reused by a later receive
+      free_receive_ = matched;
     } else {
-      l.unmatched_sends.push_back(index);
+      if (l.send_tail >= 0)
+        messages_[static_cast<std::size_t>(l.send_tail)].next_unmatched = index;
+      else
+        l.send_head = index;
+      l.send_tail = index;
     }
     messages_.push_back(m);
     if (inter) {
@@ -246,13 +361,26 @@ class Run {
 
   void post_receive(int r, const Op& op, double t) {
     Link& l = link(op.peer, r);
-    if (l.unmatched_sends.empty()) {
-      l.unmatched_receives.push_back({op.first, t});
+    if (l.send_head < 0) {
+      int pending = free_receive_;
+      if (pending >= 0) {
+        free_receive_ = receives_[static_cast<std::size_t>(pending)].next;
+        receives_[static_cast<std::size_t>(pending)] = {op.first, t, -1};
+      } else {
+        pending = static_cast<int>(receives_.size());
+        receives_.push_back({op.first, t, -1});
+      }
+      if (l.recv_tail >= 0)
+        receives_[static_cast<std::size_t>(l.recv_tail)].next = pending;
+      else
+        l.recv_head = pending;
+      l.recv_tail = pending;
       return;
     }
-    const int index = l.unmatched_sends.front();
-    l.unmatched_sends.pop_front();
-    Message& m = messages_[index];
+    const int index = l.send_head;
+    Message& m = messages_[static_cast<std::size_t>(index)];
+    l.send_head = m.next_unmatched;
+    if (l.send_head < 0) l.send_tail = -1;
     m.recv_req = op.first;
     m.recv_post = t;
     if (m.piece->protocol == Protocol::rendezvous) {
@@ -396,15 +524,20 @@ class Run {
 
   void complete(int r, RequestId request, double time) {
     RankState& st = ranks_[r];
-    st.done[static_cast<std::size_t>(request)] = time;
-    if (!st.blocked || !st.awaited[static_cast<std::size_t>(request)]) return;
+    const std::size_t q = st.request0 + static_cast<std::size_t>(request);
+    done_[q] = time;
+    if (!st.blocked || !awaited_[q]) return;
     if (--st.unknown > 0) return;
     // Every request of the wait is known: the rank continues when the last one completes.
     const Op& op = schedule_.ranks[r].ops()[st.pc];
-    const auto& list = schedule_.ranks[r].wait_list();
     double latest = st.clock;
-    for (std::int32_t i = op.first; i < op.first + op.count; ++i)
-      latest = std::max(latest, st.done[static_cast<std::size_t>(list[i])]);
+    if (op.count == 1) {
+      latest = std::max(latest, time);
+    } else {
+      const auto& list = schedule_.ranks[r].wait_list();
+      for (std::int32_t i = op.first; i < op.first + op.count; ++i)
+        latest = std::max(latest, done_[st.request0 + static_cast<std::size_t>(list[i])]);
+    }
     st.blocked = false;
     push(latest, 0, r);
   }
@@ -425,11 +558,15 @@ class Run {
   int p_;
   std::vector<RankState> ranks_;
   std::vector<Message> messages_;
-  std::unordered_map<std::uint64_t, Link> links_;
-  std::vector<Event> events_;
+  std::vector<PendingReceive> receives_;  // receives posted before their send (and free ones)
+  int free_receive_ = -1;                 // free entries of receives_, linked through next
+  std::vector<double> done_;              // per request (RankState::request0 + id): completion
+  std::vector<char> awaited_;             // per request: the rank's current wait needs it
+  EventQueue events_;
   std::uint64_t seq_ = 0;
   std::vector<double> out_free_, in_free_;
   std::vector<double> memory_free_, nic_out_free_, nic_in_free_;
+  LinkTable links_;  // grows as links appear
   SimResult result_;
 };
 

@@ -366,6 +366,31 @@ TEST(BuildSchedule, RejectsWhatOpenMpiRejects) {
   EXPECT_THROW(build_schedule(big), ScheduleTooLarge);
 }
 
+// The message limit is exact: a schedule of N sends builds under a limit of N and throws under
+// N - 1, whether the builder counts its sends ahead (Schedule::expect_sends: trees, rings) or not.
+TEST(BuildSchedule, TheMessageLimitIsExactForEveryAlgorithm) {
+  const std::vector<std::pair<Collective, int>> algs = {{Collective::bcast, 9},
+                                                        {Collective::reduce, 7},
+                                                        {Collective::allreduce, 6},
+                                                        {Collective::gather, 3}};
+  for (const auto& [collective, count] : algs)
+    for (int id = 1; id <= count; ++id)
+      for (int segsize : {0, 1024})
+        for (int p : {5, 12}) {
+          CallSpec spec;
+          spec.collective = collective;
+          spec.comm_size = p;
+          spec.config = {id, segsize, 2};
+          spec.osu_size = 1 << 15;
+          const std::int64_t n = summarize(build_schedule(spec)).messages;
+          spec.max_messages = n;
+          EXPECT_NO_THROW(build_schedule(spec)) << name(collective) << " " << id << " " << p;
+          spec.max_messages = n - 1;
+          EXPECT_THROW(build_schedule(spec), ScheduleTooLarge)
+              << name(collective) << " " << id << " " << segsize << " P=" << p << " N=" << n;
+        }
+}
+
 // Every algorithm at many sizes: sends and receives pair up, and each rank gets the data the
 // collective owes it.
 TEST(BuildSchedule, EveryAlgorithmPairsUpAndDeliversItsData) {
