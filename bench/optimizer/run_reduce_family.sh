@@ -4,9 +4,10 @@
 #   bench/optimizer/run_reduce_family.sh [BUILD_DIR] [OUT_DIR] [LANDSCAPES] [SEEDS]
 # Draws LANDSCAPES (20) landscapes per comm size (4 and 6 ranks) into OUT_DIR, runs exhaustive
 # and bo (SEEDS = 5 each, --finalists 0) with the all-repeats and the held-out truth, and prints
-# the comparison (summarize_family.py) and where the regret comes from (family_coverage.py). Environment: BO_SETTINGS='{"...":...}' (bo's settings,
-# e.g. to score an earlier model), LABEL (the lines' label, default "bo"), SKIP_EXHAUSTIVE=1,
-# SKIP_GENERATE=1 (reuse OUT_DIR's landscapes).
+# the comparison (summarize_family.py) and where the regret comes from (family_coverage.py).
+# Environment: BO_SETTINGS='{"...":...}' (bo's settings), LABEL (the lines' label, default
+# "bo"; to compare two builds, run each with its own BUILD_DIR and LABEL into one OUT_DIR),
+# SKIP_EXHAUSTIVE=1, SKIP_GENERATE=1 (reuse OUT_DIR's landscapes).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$here/build}"
