@@ -20,7 +20,8 @@ def main():
             for regret, found in zip(r["regrets"], r["optimum_searched"]):
                 if regret is not None:
                     g[key][0 if found else 1].append(100 * regret)
-    print("| P | truth | strategy | sizes whose optimum was run | regret there % | regret elsewhere % |")
+    print("| P | truth | strategy | sizes whose optimum was run | regret there % "
+          "| regret elsewhere % |")
     print("|---|---|---|---|---|---|")
     for (p, truth, label), (there, elsewhere) in sorted(g.items()):
         n = len(there) + len(elsewhere)

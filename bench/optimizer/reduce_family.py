@@ -17,9 +17,9 @@ Per landscape (one seed, one comm size P):
     2..P-1) and segment sizes near s* becomes the fastest configuration over a band of
     3-9 message sizes, by a margin of 10-35 % below the best other configuration; its
     neighbouring fan-outs get nothing (narrow in fan-out). "segtree": one of pipeline /
-    binary / binomial / in-order binary at one segment size s* <= 128 KiB (with a Gaussian fall-off of
-    0.5-1.5 octaves in log2 segment size) becomes the fastest over a band of 3-9 sizes from >= 2 s*,
-    margin 10-35 %;
+    binary / binomial / in-order binary at one segment size s* <= 128 KiB (with a Gaussian
+    fall-off of 0.5-1.5 octaves in log2 segment size) becomes the fastest over a band of 3-9
+    sizes from >= 2 s*, margin 10-35 %; the chain feature falls off in segment size alike;
   - noise: per landscape a CV curve over log2 size (log-uniform 5-30 % at a few knots,
     interpolated); each repeat multiplicative log-normal with that CV, and with probability
     2-6 % (per landscape) an outlier x2-3; --repeats (5) per point.

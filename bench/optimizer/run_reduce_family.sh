@@ -20,7 +20,9 @@ mkdir -p "$out"
 tag() { python3 -c "
 import json,sys
 for l in sys.stdin:
-    r=json.loads(l); r['label']=sys.argv[1]; r['landscape']=sys.argv[2]; r['truth']=sys.argv[3]; print(json.dumps(r))" "$@"; }
+    r = json.loads(l)
+    r['label'], r['landscape'], r['truth'] = sys.argv[1:4]
+    print(json.dumps(r))" "$@"; }
 for p in 4 6; do
   [ -n "${SKIP_GENERATE:-}" ] || python3 "$here/bench/optimizer/reduce_family.py" --comm-size "$p" \
     --count "$count" --output-dir "$out" > "$out/features-p$p.txt"
@@ -30,7 +32,8 @@ for f in "$out"/reduce-p*-s*.csv; do
   for truth in all held-out; do
     flag=""; [ "$truth" = held-out ] && flag=--holdout-truth
     if [ -z "${SKIP_EXHAUSTIVE:-}" ]; then
-      nice -n 19 "$bin" --landscape "$f" $flag --strategy exhaustive --seeds "$seeds" --finalists 0 \
+      nice -n 19 "$bin" --landscape "$f" $flag --strategy exhaustive --seeds "$seeds" \
+        --finalists 0 \
         | tag exhaustive "$name" "$truth" >> "$out/exhaustive.jsonl"
     fi
     nice -n 19 "$bin" --landscape "$f" $flag --strategy bo --seeds "$seeds" --finalists 0 \

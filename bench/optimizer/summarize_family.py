@@ -27,7 +27,8 @@ def main():
             r = json.loads(line)
             key = (r["comm_size"], r.get("truth", "all"), r.get("label", r["strategy"]))
             runs.setdefault(key, defaultdict(list))[r["landscape"]].append(r)
-    print("| P | truth | strategy | landscapes x seeds | configs | runs | regret mean / median / p90 % "
+    print("| P | truth | strategy | landscapes x seeds | configs | runs | "
+          "regret mean / median / p90 % "
           "| landscapes worse than exhaustive by > 2 points |")
     print("|---|---|---|---|---|---|---|---|")
     for (p, truth, label), by in sorted(runs.items()):
