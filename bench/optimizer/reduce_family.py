@@ -20,6 +20,9 @@ Per landscape (one seed, one comm size P):
     binary / binomial / in-order binary at one segment size s* <= 128 KiB (with a Gaussian
     fall-off of 0.5-1.5 octaves in log2 segment size) becomes the fastest over a band of 3-9
     sizes from >= 2 s*, margin 10-35 %; the chain feature falls off in segment size alike;
+  - --shared-segment: a segmented-tree feature also makes the other three trees faster at the
+    same segment size and sizes, by 30-90 % of its margin (one segment size that suits the
+    machine suits every tree), so that measuring one tree tells about the others;
   - noise: per landscape a CV curve over log2 size (log-uniform 5-30 % at a few knots,
     interpolated); each repeat multiplicative log-normal with that CV, and with probability
     2-6 % (per landscape) an outlier x2-3; --repeats (5) per point.
@@ -61,7 +64,7 @@ def space(p, segments):
     return sorted(set(pts))
 
 
-def draw_landscape(p, seed, segments):
+def draw_landscape(p, seed, segments, shared=False):
     rng = random.Random(seed * 104729 + p * 31)
     model = synth.Model("reduce", p, 2, rng)
     model.alpha *= math.exp(rng.uniform(-math.log(2), math.log(2)))
@@ -89,6 +92,12 @@ def draw_landscape(p, seed, segments):
             hi = min(len(SIZES), lo + rng.randint(3, 9))
             features.append(dict(kind=kind, alg=alg, fan=0, seg=s_star, lo=lo, hi=hi,
                                  margin=margin, width=width))
+            if shared:  # the same segment size helps every tree, the others by less
+                for other in TREES:
+                    if other != alg:
+                        features.append(dict(kind="shared", alg=other, fan=0, seg=s_star,
+                                             lo=lo, hi=hi, margin=margin *
+                                             rng.uniform(0.3, 0.9), width=width))
 
     def seg_distance(s, s_star):
         if s == s_star:
@@ -98,7 +107,8 @@ def draw_landscape(p, seed, segments):
         return abs(math.log2(s) - math.log2(s_star))
 
     value = dict(base)
-    for ft in features:
+    # Shared (weaker) features first, so that each main feature is measured against them.
+    for ft in sorted(features, key=lambda f: f["kind"] != "shared"):
         for i in range(ft["lo"], ft["hi"]):
             m = SIZES[i]
             best_other = min(v for (c, mm), v in value.items()
@@ -126,8 +136,8 @@ def draw_landscape(p, seed, segments):
     return pts, value, features, cv_at, p_out, rng
 
 
-def write(path, p, seed, segments, repeats):
-    pts, value, features, cv_at, p_out, rng = draw_landscape(p, seed, segments)
+def write(path, p, seed, segments, repeats, shared=False):
+    pts, value, features, cv_at, p_out, rng = draw_landscape(p, seed, segments, shared)
     with open(path, "w", newline="") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(["collective", "comm_size", "algorithm", "segsize", "fanout", "msg_size",
@@ -152,6 +162,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--count", type=int, default=1, help="landscapes, seeds seed..seed+count-1")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--shared-segment", action="store_true",
+                    help="a segmented-tree feature also speeds up the other trees at the same "
+                         "segment size (by 30-90 %% of its margin): structure a model can transfer")
     ap.add_argument("--output", help="file (with --count 1)")
     ap.add_argument("--output-dir", help="directory: reduce-pP-sSEED.csv per landscape")
     args = ap.parse_args()
@@ -167,7 +180,9 @@ def main():
     for seed in range(args.seed, args.seed + args.count):
         path = args.output or os.path.join(args.output_dir,
                                            f"reduce-p{args.comm_size}-s{seed}.csv")
-        n, features = write(path, args.comm_size, seed, segments, args.repeats)
+        n, features = write(path, args.comm_size, seed, segments, args.repeats,
+                            args.shared_segment)
+        features = [ft for ft in features if ft["kind"] != "shared"]
         desc = "; ".join(f"{ft['kind']} alg {ft['alg']} fan {ft['fan']} seg {ft['seg']} "
                          f"sizes {SIZES[ft['lo']]}-{SIZES[ft['hi'] - 1]} -{ft['margin']:.0%}"
                          for ft in features)

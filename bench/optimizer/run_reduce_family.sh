@@ -7,7 +7,8 @@
 # the comparison (summarize_family.py) and where the regret comes from (family_coverage.py).
 # Environment: BO_SETTINGS='{"...":...}' (bo's settings), LABEL (the lines' label, default
 # "bo"; to compare two builds, run each with its own BUILD_DIR and LABEL into one OUT_DIR),
-# SKIP_EXHAUSTIVE=1, SKIP_GENERATE=1 (reuse OUT_DIR's landscapes).
+# SKIP_EXHAUSTIVE=1, SKIP_GENERATE=1 (reuse OUT_DIR's landscapes), FAMILY_FLAGS (added to
+# reduce_family.py, e.g. --shared-segment).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$here/build}"
@@ -25,7 +26,7 @@ for l in sys.stdin:
     print(json.dumps(r))" "$@"; }
 for p in 4 6; do
   [ -n "${SKIP_GENERATE:-}" ] || python3 "$here/bench/optimizer/reduce_family.py" --comm-size "$p" \
-    --count "$count" --output-dir "$out" > "$out/features-p$p.txt"
+    --count "$count" --output-dir "$out" ${FAMILY_FLAGS:-} > "$out/features-p$p.txt"
 done
 for f in "$out"/reduce-p*-s*.csv; do
   name="$(basename "$f" .csv)"
