@@ -876,7 +876,9 @@ void BayesStrategy::restore(const nlohmann::json& state) {
   theta_.reset();
   if (!state.at("theta").is_null()) {
     auto t = state.at("theta").get<std::vector<double>>();
-    theta_ = Eigen::Map<Eigen::VectorXd>(t.data(), static_cast<Eigen::Index>(t.size()));
+    // A state saved by a model with other hyper-parameters is refitted from scratch.
+    if (static_cast<Eigen::Index>(t.size()) == KroneckerGp::default_theta().size())
+      theta_ = Eigen::Map<Eigen::VectorXd>(t.data(), static_cast<Eigen::Index>(t.size()));
   }
   fitted_rows_ = state.at("fitted_rows").get<int>();
   full_fit_rows_ = state.at("full_fit_rows").get<int>();

@@ -4,8 +4,9 @@
 //    the default is run twice (a replicate for the noise model) unless the design already
 //    covers the whole space.
 //  - Surrogate: KroneckerGp on per-size standardised log latency (categorical algorithm x
-//    Matern 5/2 on log2 segment size and fan-out, x Matern 5/2 on log2 message size, a
-//    segment-count mean term, learned per-size noise). One run fills a whole row, so every job
+//    Matern 5/2 on log2 segment size and fan-out, plus each configuration's own effect, x
+//    Matern 5/2 on log2 message size, a segment-count mean term, learned per-size noise;
+//    docs/bo-model.md). One run fills a whole row, so every job
 //    informs every size. Cells slower than their leave-one-out prediction by > 2.5 sd are
 //    winsorised (one-sided: interference only slows runs down). Hyper-parameters: MAP by
 //    multi-start L-BFGS-B when the number of evaluated configurations doubled, a warm-started

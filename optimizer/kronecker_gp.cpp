@@ -34,7 +34,14 @@ const Prior kPriors[kGridGpParamCount] = {
     {2 * std::log(0.1), 1.5},  // noise: log variance at the smallest size, ~10 % CV
     {2 * std::log(0.1), 1.5},  // noise: log variance at the middle size
     {2 * std::log(0.1), 1.5},  // noise: log variance at the largest size
+    {std::log(0.1), 1.5},      // log configuration nugget (own effect ~ 0.3 signal sd)
 };
+
+// The configuration kernel's identity term: the same configuration (encodings are distinct
+// for distinct configurations of a space).
+inline bool same_config(const EncodedConfig& a, const EncodedConfig& b) {
+  return a.category == b.category && a.seg == b.seg && a.fan == b.fan;
+}
 
 // Diagonal of P^T M P, i.e. p_i^T M p_i for each column p_i.
 Eigen::VectorXd quadratic_diagonal(const Eigen::MatrixXd& p, const Eigen::MatrixXd& m) {
@@ -53,7 +60,7 @@ Eigen::VectorXd KroneckerGp::default_theta() {
 
 Eigen::VectorXd KroneckerGp::lower_bounds() {
   Eigen::VectorXd b(kGridGpParamCount);
-  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.02), -9, -1, -14, -14, -14;
+  b << -6, -6, std::log(0.02), std::log(0.02), std::log(0.02), -9, -1, -14, -14, -14, -9;
   return b;
 }
 
@@ -62,7 +69,8 @@ Eigen::VectorXd KroneckerGp::upper_bounds() {
   // Noise: per-run CV of at most ~60 %; larger "noise" is model misfit, which must not pass
   // for noise (it would make every configuration look tied).
   const double max_noise = 2 * std::log(0.6);
-  b << 4, 6, std::log(20.0), std::log(20.0), std::log(20.0), 2, 2, max_noise, max_noise, max_noise;
+  b << 4, 6, std::log(20.0), std::log(20.0), std::log(20.0), 2, 2, max_noise, max_noise, max_noise,
+      2;
   return b;
 }
 
@@ -83,13 +91,15 @@ Eigen::MatrixXd KroneckerGp::config_covariance(const std::vector<EncodedConfig>&
   const double signal = std::exp(theta[kLogSignalVar]);
   const double rho = sigmoid(theta[kLogitRho]);
   const double ls_seg = std::exp(theta[kLogLengthSeg]), ls_fan = std::exp(theta[kLogLengthFan]);
+  const double own = std::exp(theta[kLogConfigNugget]);
   Eigen::MatrixXd k(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j) {
       double ds = (a[i].seg - b[j].seg) / ls_seg, df = (a[i].fan - b[j].fan) / ls_fan;
       double m, f;
       matern52(std::sqrt(ds * ds + df * df), &m, &f);
-      k(i, j) = signal * (a[i].category == b[j].category ? 1.0 : rho) * m;
+      k(i, j) = signal * ((a[i].category == b[j].category ? 1.0 : rho) * m +
+                          (same_config(a[i], b[j]) ? own : 0.0));
     }
   return k;
 }
@@ -220,6 +230,14 @@ Eigen::VectorXd KroneckerGp::log_likelihood_gradient() const {
   grad[kLogitRho] = config_term(d_rho);
   grad[kLogLengthSeg] = config_term(d_seg);
   grad[kLogLengthFan] = config_term(d_fan);
+  {
+    Eigen::MatrixXd d_own = Eigen::MatrixXd::Zero(n, n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (same_config(data_.configs[i], data_.configs[j]))
+          d_own(i, j) = signal * std::exp(theta_[kLogConfigNugget]);
+    grad[kLogConfigNugget] = config_term(d_own);
+  }
 
   // Derivative of K_s.
   const double ls_size = std::exp(theta_[kLogLengthSize]);
@@ -279,7 +297,9 @@ void KroneckerGp::predict(const std::vector<EncodedConfig>& points, Eigen::Matri
                                  data_.scale.cwiseInverse().asDiagonal();
   if (variance) {
     Eigen::MatrixXd u2 = (kx * pc_).array().square().matrix();
-    const double prior = std::exp(theta_[kLogSignalVar]) * (1.0 + std::exp(theta_[kLogSizeNugget]));
+    const double prior = std::exp(theta_[kLogSignalVar]) *
+                         (1.0 + std::exp(theta_[kLogConfigNugget])) *
+                         (1.0 + std::exp(theta_[kLogSizeNugget]));
     *variance = (-(u2 * g_ * vs2_.transpose())).array() + prior;
     *variance = variance->cwiseMax(1e-12);
   }

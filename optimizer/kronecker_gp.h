@@ -2,7 +2,8 @@
 // because the kernel is separable and the noise is a Kronecker product of diagonals:
 //
 //   cov(y(c,s), y(c',s')) = k_c(c,c') k_s(s,s') + [c=c'][s=s'] tau_s^2 / r_c
-//   k_c(c,c') = sigma_f^2 * (1 if alg(c)=alg(c') else rho) * Matern52_ARD((seg,fan), (seg',fan'))
+//   k_c(c,c') = sigma_f^2 * [(1 if alg(c)=alg(c') else rho) * Matern52_ARD((seg,fan), (seg',fan'))
+//                            + eta [c=c']]
 //   k_s(s,s') = Matern52(|u_s - u_s'| / l_size) + lambda [s=s']   (u = scaled log2 size)
 //   tau_s^2   = exp(q(t_s)) / scale_s^2,   t_s = 2 u_s - 1, q the quadratic through the noise
 //               log-variances (kNoiseSmall, kNoiseMid, kNoiseLarge) at t = -1, 0, 1
@@ -10,6 +11,14 @@
 // The prior mean is w * log2(number of segments) / scale_s (segments = message size / segment
 // size for configurations that segment): the segmentation cost grows with the message size at
 // a fixed segment size, a diagonal structure a separable kernel represents poorly.
+// eta is the configuration's own effect: a deviation of one configuration from what its
+// neighbours in (algorithm, segment size, fan-out) predict, smooth over message sizes like the
+// rest (it is multiplied by k_s). A chain's fan-out is its tree's shape and a segment size can
+// match a cache or a protocol threshold, so one configuration can be fast over a band of sizes
+// while its neighbours are not: without eta the model could only call that noise (one run per
+// configuration gives no way to tell), and it shrank such narrow optima away. With eta a
+// deviation seen consistently over neighbouring sizes is kept, and a configuration never run
+// keeps sigma_f^2 eta of prior variance that no neighbour can explain away.
 // lambda lets part of the configuration effect (still smooth over configurations) differ from
 // one size to the next, so that a fast change of ranking with size is not taken for noise.
 // y is the per-size standardised mean of log latency over the r_c runs of configuration c
@@ -35,11 +44,12 @@ enum GridGpParam : int {
   kLogLengthSeg,
   kLogLengthFan,
   kLogLengthSize,
-  kLogSizeNugget,  // size-independent share of the configuration effect
-  kSegmentSlope,   // mean: log-latency cost per doubling of the number of segments
-  kNoiseSmall,     // noise log-variance at the smallest size (t = -1)
-  kNoiseMid,       // ... at the middle size (t = 0)
-  kNoiseLarge,     // ... at the largest size (t = 1)
+  kLogSizeNugget,    // size-independent share of the configuration effect
+  kSegmentSlope,     // mean: log-latency cost per doubling of the number of segments
+  kNoiseSmall,       // noise log-variance at the smallest size (t = -1)
+  kNoiseMid,         // ... at the middle size (t = 0)
+  kNoiseLarge,       // ... at the largest size (t = 1)
+  kLogConfigNugget,  // log eta: the configuration's own effect (share of the signal variance)
   kGridGpParamCount
 };
 

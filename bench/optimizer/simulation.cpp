@@ -65,6 +65,7 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   Rng draws(options.seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL);
   std::vector<double> decision_ms;
 
+  std::set<TuningConfig> searched;  // every configuration run during the search
   auto run = [&](const TuningConfig& config) -> Evaluation {
     std::vector<std::int64_t> sizes = strategy->msg_sizes_wanted(config);
     if (sizes.empty()) sizes = landscape.msg_sizes;
@@ -76,6 +77,7 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
                             [](double x) { return std::isfinite(x); });
     r.benchmark_seconds += options.cost.run_seconds(e.msg_sizes, e.latency_us);
     ++r.runs;
+    searched.insert(space.canonical(config));
     return e;
   };
   // Runs-to-target counts observed runs: the loop observes a batch after all of it ran.
@@ -109,6 +111,15 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   for (double s : search.decision_seconds) decision_ms.push_back(s * 1000.0);
   r.jobs += static_cast<int>(search.batches);
   r.search_runs = r.runs;
+  for (std::int64_t size : landscape.msg_sizes) {
+    const double best = landscape.optimum(size);
+    bool found = false;
+    for (const auto& [config, by_size] : landscape.points) {
+      auto it = by_size.find(size);
+      if (it != by_size.end() && it->second.truth == best && searched.count(config)) found = true;
+    }
+    r.optimum_searched.push_back(found);
+  }
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> final_samples;
   if (options.finalists > 0 && options.final_repeats > 0) {
     // As the campaign engine does: the finalists and the default, side by side, in one job.
@@ -183,6 +194,8 @@ nlohmann::json to_json(const Landscape& landscape, const SimulationOptions& opti
           {"regret_mean", r.regret_mean},
           {"regret_median", r.regret_median},
           {"regret_max", r.regret_max},
+          {"regrets", r.regrets},
+          {"optimum_searched", r.optimum_searched},
           {"runs_to_target", to_target},
           {"decision_ms", r.decision_ms},
           {"decision_ms_max", r.decision_ms_max},

@@ -39,6 +39,9 @@ struct SimulationResult {
   std::size_t space_size = 0;
   std::vector<Choice> choices;
   std::vector<double> regrets;  // per landscape size, same order as msg_sizes
+  // Per landscape size: whether the search ran the size's optimal configuration (the lowest
+  // truth) at least once. A strategy cannot pick what it never measured.
+  std::vector<bool> optimum_searched;
   // "bo" only: why it stopped, its hyper-parameters, its noise sd (log units) at the
   // smallest, middle and largest size.
   std::string stop_reason;

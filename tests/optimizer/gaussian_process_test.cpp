@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "optimizer/dense_gp.h"
@@ -40,7 +41,8 @@ TEST(KroneckerGp, SingleCellPosteriorIsClosedForm) {
   const double tau2 = KroneckerGp::noise_log_variance(theta, d.size_coord)[0] / (0.5 * 0.5) / 2.0;
   Eigen::MatrixXd mean, var;
   gp.predict(d.configs, &mean, &var);
-  const double prior = signal * (1.0 + std::exp(theta[kLogSizeNugget]));
+  const double prior =
+      signal * (1.0 + std::exp(theta[kLogConfigNugget])) * (1.0 + std::exp(theta[kLogSizeNugget]));
   EXPECT_NEAR(mean(0, 0), prior / (prior + tau2) * 1.5, 1e-12);
   EXPECT_NEAR(var(0, 0), prior - prior * prior / (prior + tau2), 1e-12);
 }
@@ -74,7 +76,7 @@ Fixture random_fixture(unsigned seed) {
     }
   f.data.scale = Eigen::VectorXd::LinSpaced(m, 0.5, 1.5);
   f.theta = KroneckerGp::default_theta();
-  f.theta << 0.3, 0.7, -0.4, -1.1, -1.2, -2.5, 0.15, -3.0, -4.0, -3.5;
+  f.theta << 0.3, 0.7, -0.4, -1.1, -1.2, -2.5, 0.15, -3.0, -4.0, -3.5, -1.7;
   return f;
 }
 
@@ -130,7 +132,9 @@ TEST(KroneckerGp, EqualsTheDenseGpOnTheFullKroneckerCovariance) {
       for (int j = 0; j < n; ++j)
         for (int t = 0; t < m; ++t) cross(j * m + t, 0) = kx(i, j) * ks(t, s);
       Eigen::VectorXd dm, dv;
-      const double prior = std::exp(f.theta[kLogSignalVar]) * ks(s, s);  // k_c(c,c) = sigma_f^2
+      // k_c(c,c) = sigma_f^2 (1 + eta): the smooth part and the configuration's own effect.
+      const double prior =
+          std::exp(f.theta[kLogSignalVar]) * (1.0 + std::exp(f.theta[kLogConfigNugget])) * ks(s, s);
       dense.predict(cross, Eigen::VectorXd::Constant(1, prior), &dm, &dv);
       EXPECT_NEAR(mean(i, s), dm[0] + test_mean(i, s), 1e-9);
       EXPECT_NEAR(var(i, s), dv[0], 1e-9);
@@ -205,6 +209,64 @@ TEST(KroneckerGp, FitRecoversTheNoiseLevelFromReplicates) {
   Eigen::VectorXd start = KroneckerGp::default_theta();
   EXPECT_GT(KroneckerGp(d, theta).log_likelihood() + KroneckerGp::log_prior(theta, nullptr),
             KroneckerGp(d, start).log_likelihood() + KroneckerGp::log_prior(start, nullptr));
+}
+
+// A configuration faster than its neighbours over a band of sizes (a chain at one fan-out, a
+// tree at one segment size) is a feature of the landscape, not noise: the configuration's own
+// effect (kLogConfigNugget) lets the posterior keep it. With that term switched off (the model
+// before it: only the smooth kernel and per-cell noise) the same hyper-parameters shrink the
+// dip towards the neighbours. An untried configuration next to measured ones keeps variance of
+// its own.
+TEST(KroneckerGp, KeepsAConfigurationsOwnEffect) {
+  std::mt19937 gen(5);
+  std::normal_distribution<double> noise(0.0, 0.15);
+  GridData d;
+  const int n = 16, m = 10, special = 7;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  d.size_log2 = Eigen::VectorXd::LinSpaced(m, 2.0, 20.0);
+  d.z.resize(n, m);
+  d.repeats = Eigen::VectorXd::Ones(n);
+  d.within_ss = Eigen::MatrixXd::Zero(n, m);
+  d.within_dof = Eigen::MatrixXd::Zero(n, m);
+  d.scale = Eigen::VectorXd::Ones(m);
+  for (int j = 0; j < n; ++j) {
+    // One algorithm, 16 segment sizes (seg 0..1), a smooth landscape over (segment, size).
+    d.configs.push_back(EncodedConfig{0, j / 15.0, 0.0});
+    for (int s = 0; s < m; ++s) {
+      double truth = std::sin(2.0 * d.configs[j].seg + 1.5 * d.size_coord[s]);
+      if (j == special && s >= 3 && s <= 7) truth -= 1.2;  // the narrow optimum
+      d.z(j, s) = truth + noise(gen);
+    }
+  }
+  auto kept = [&](const Eigen::VectorXd& theta) {
+    KroneckerGp gp(d, theta);
+    Eigen::MatrixXd mean, var;
+    gp.observed_cell_posterior(1.0, &mean, &var);
+    // Mean over the band of the posterior dip relative to the two neighbours' posteriors, as a
+    // share of the observed dip.
+    double post = 0, seen = 0;
+    for (int s = 3; s <= 7; ++s) {
+      post += 0.5 * (mean(special - 1, s) + mean(special + 1, s)) - mean(special, s);
+      seen += 0.5 * (d.z(special - 1, s) + d.z(special + 1, s)) - d.z(special, s);
+    }
+    return post / seen;
+  };
+  Eigen::VectorXd with = fit_grid_gp(d, {KroneckerGp::default_theta()});
+  const Eigen::VectorXd lb = KroneckerGp::lower_bounds();
+  // The same hyper-parameters without the term (the model before it).
+  Eigen::VectorXd without = with;
+  without[kLogConfigNugget] = lb[kLogConfigNugget];
+  EXPECT_GT(with[kLogConfigNugget], lb[kLogConfigNugget] + 1.0);
+  // Measured: the fit gives eta = exp(-2.3); 57 % of the dip is kept with the term, 2 % without.
+  EXPECT_GT(kept(with), 0.4);
+  EXPECT_LT(kept(without), 0.15);
+
+  // An untried segment size between two measured ones: the term leaves it variance of its own.
+  std::vector<EncodedConfig> between = {EncodedConfig{0, 7.5 / 15.0, 0.0}};
+  Eigen::MatrixXd mean, var;
+  KroneckerGp(d, with).predict(between, &mean, &var);
+  const double own = std::exp(with[kLogSignalVar] + with[kLogConfigNugget]);
+  EXPECT_GT(var.minCoeff(), own);
 }
 
 }  // namespace

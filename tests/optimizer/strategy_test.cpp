@@ -293,6 +293,32 @@ TEST(BayesStrategy, FindsTheOptimumPerSizeWithAFractionOfTheSpace) {
   EXPECT_LT(runs, static_cast<int>(space.size()) / 2);
 }
 
+// A state saved by a version whose model had another number of hyper-parameters (the
+// configuration's own effect added one, docs/bo-model.md) restores without them: the strategy
+// fits afresh instead of failing on every later suggest().
+TEST(BayesStrategy, RestoresAStateWithAnotherHyperParameterCount) {
+  SearchSpace space(Collective::bcast, 8, table());
+  BayesStrategy s(space, options(7));
+  Rng rng(9);
+  while (!s.hyperparameters() && !s.done())
+    for (const auto& c : s.suggest(4)) s.observe(evaluate(c, rng, 0.05));
+  ASSERT_TRUE(s.hyperparameters().has_value());
+  ASSERT_FALSE(s.done());
+  nlohmann::json state = s.state();
+  auto theta = state["theta"].get<std::vector<double>>();
+  theta.pop_back();  // the earlier model's vector
+  state["theta"] = theta;
+  BayesStrategy t(space, options(7));
+  t.restore(state);
+  EXPECT_FALSE(t.hyperparameters().has_value());
+  std::vector<TuningConfig> batch;
+  EXPECT_NO_THROW(batch = t.suggest(4));
+  EXPECT_FALSE(batch.empty());
+  ASSERT_TRUE(t.hyperparameters().has_value());
+  EXPECT_EQ(t.hyperparameters()->size(), KroneckerGp::default_theta().size());
+  EXPECT_EQ(t.recommend().size(), sizes().size());
+}
+
 TEST(BayesStrategy, FailedConfigurationsAreNotRetried) {
   SearchSpace space(Collective::bcast, 8, table());
   BayesStrategy s(space, options(9));
