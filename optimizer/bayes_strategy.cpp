@@ -341,15 +341,8 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
     design_ = warm;
   }
   if (options_.warm_start_state.is_object() && options_.warm_start_state.contains("evaluations"))
-    for (const auto& j : options_.warm_start_state["evaluations"]) {
-      Evaluation e;
-      e.config = j.at("config").get<TuningConfig>();
-      e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
-      for (const auto& x : j.at("latency_us"))
-        e.latency_us.push_back(x.is_number() ? x.get<double>() : std::nan(""));
-      e.failed = j.value("failed", false);
-      prior_evaluations_.push_back(std::move(e));
-    }
+    for (const auto& j : options_.warm_start_state["evaluations"])
+      prior_evaluations_.push_back(j.get<Evaluation>());
   if (options_.warm_start_state.is_object() && options_.warm_start_state.contains("theta") &&
       options_.warm_start_state["theta"].is_array()) {
     auto t = options_.warm_start_state["theta"].get<std::vector<double>>();
@@ -821,11 +814,7 @@ std::optional<std::vector<TuningConfig>> BayesStrategy::design_of(const nlohmann
 
 nlohmann::json BayesStrategy::state() const {
   nlohmann::json evals = nlohmann::json::array();
-  for (const auto& e : evaluations_)
-    evals.push_back({{"config", e.config},
-                     {"msg_sizes", e.msg_sizes},
-                     {"latency_us", e.latency_us},
-                     {"failed", e.failed}});
+  for (const auto& e : evaluations_) evals.push_back(e);
   nlohmann::json pending = nlohmann::json::array();
   for (const auto& c : pending_) pending.push_back(c);
   nlohmann::json design = nlohmann::json::array();
@@ -862,12 +851,7 @@ void BayesStrategy::restore(const nlohmann::json& state) {
   evaluations_.clear();
   observations_ = Observations();
   for (const auto& j : state.at("evaluations")) {
-    Evaluation e;
-    e.config = j.at("config").get<TuningConfig>();
-    e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
-    for (const auto& x : j.at("latency_us"))
-      e.latency_us.push_back(x.is_number() ? x.get<double>() : std::nan(""));
-    e.failed = j.at("failed").get<bool>();
+    const auto e = j.get<Evaluation>();
     evaluations_.push_back(e);
     observations_.add(e);
   }

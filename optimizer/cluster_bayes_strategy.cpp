@@ -728,19 +728,9 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
 nlohmann::json ClusterBayesStrategy::state() const {
   nlohmann::json evals = nlohmann::json::array();
   for (const auto& o : evaluations_) {
-    nlohmann::json latencies = nlohmann::json::array();
-    for (double v : o.evaluation.latency_us) {
-      if (std::isfinite(v))
-        latencies.push_back(v);
-      else
-        latencies.push_back(nullptr);
-    }
-    evals.push_back({{"comm_size", o.comm_size},
-                     {"config", o.evaluation.config},
-                     {"msg_sizes", o.evaluation.msg_sizes},
-                     {"latency_us", latencies},
-                     {"failed", o.evaluation.failed},
-                     {"seconds", o.evaluation.seconds}});
+    nlohmann::json j = o.evaluation;
+    j["comm_size"] = o.comm_size;
+    evals.push_back(std::move(j));
   }
   nlohmann::json pending = nlohmann::json::array();
   for (const auto& [p, price] : pending_) {
@@ -769,15 +759,8 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   for (const auto& e : state.at("evaluations")) {
     Observed o;
     o.comm_size = e.at("comm_size").get<int>();
-    o.evaluation.config = e.at("config").get<TuningConfig>();
-    o.evaluation.msg_sizes = e.at("msg_sizes").get<std::vector<std::int64_t>>();
-    for (const auto& v : e.at("latency_us"))
-      o.evaluation.latency_us.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                                    : v.get<double>());
-    o.evaluation.failed = e.value("failed", false);
-    o.evaluation.seconds = e.value("seconds", 0.0);  // absent in older states: priced
-    if (o.comm_size < 2 || o.evaluation.msg_sizes.size() != o.evaluation.latency_us.size())
-      throw std::invalid_argument("bo-cluster: malformed evaluation in state");
+    o.evaluation = e.get<Evaluation>();  // seconds absent in older states: priced
+    if (o.comm_size < 2) throw std::invalid_argument("bo-cluster: malformed evaluation in state");
     evals.push_back(std::move(o));
   }
   std::multimap<Pair, double> pending;

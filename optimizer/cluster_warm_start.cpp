@@ -6,23 +6,15 @@
 namespace colltune {
 namespace {
 
+// A measured evaluation with its comm size, as the warm start keeps it in its state.
 nlohmann::json evaluation_json(int comm_size, const Evaluation& e) {
-  nlohmann::json latencies = nlohmann::json::array();
-  for (double v : e.latency_us)
-    latencies.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr));
-  return {{"comm_size", comm_size},  {"config", e.config}, {"msg_sizes", e.msg_sizes},
-          {"latency_us", latencies}, {"failed", e.failed}, {"seconds", e.seconds}};
+  nlohmann::json j = e;
+  j["comm_size"] = comm_size;
+  return j;
 }
 
 std::pair<int, Evaluation> evaluation_from_json(const nlohmann::json& j) {
-  Evaluation e;
-  e.config = j.at("config").get<TuningConfig>();
-  e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
-  for (const auto& v : j.at("latency_us"))
-    e.latency_us.push_back(v.is_number() ? v.get<double>() : std::nan(""));
-  e.failed = j.value("failed", false);
-  e.seconds = j.value("seconds", 0.0);
-  return {j.at("comm_size").get<int>(), std::move(e)};
+  return {j.at("comm_size").get<int>(), j.get<Evaluation>()};
 }
 
 // Mean log latency per message size of one configuration's evaluations.

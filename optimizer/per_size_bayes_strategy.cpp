@@ -315,11 +315,7 @@ nlohmann::json PerSizeBayesStrategy::state() const {
   nlohmann::json wanted = nlohmann::json::array();
   for (const auto& [c, sizes] : wanted_) wanted.push_back({{"config", c}, {"sizes", sizes}});
   nlohmann::json evals = nlohmann::json::array();
-  for (const auto& e : evaluations_)
-    evals.push_back({{"config", e.config},
-                     {"msg_sizes", e.msg_sizes},
-                     {"latency_us", e.latency_us},
-                     {"failed", e.failed}});
+  for (const auto& e : evaluations_) evals.push_back(e);
   return {{"strategy", name()},
           {"seed", options_.seed},
           {"searches", searches},
@@ -361,12 +357,7 @@ void PerSizeBayesStrategy::restore(const nlohmann::json& state) {
   evaluations_.clear();
   observations_ = Observations();
   for (const auto& j : state.at("evaluations")) {
-    Evaluation e;
-    e.config = j.at("config").get<TuningConfig>();
-    e.msg_sizes = j.at("msg_sizes").get<std::vector<std::int64_t>>();
-    for (const auto& x : j.at("latency_us"))
-      e.latency_us.push_back(x.is_number() ? x.get<double>() : std::nan(""));
-    e.failed = j.at("failed").get<bool>();
+    const auto e = j.get<Evaluation>();
     evaluations_.push_back(e);
     observations_.add(e);
   }

@@ -31,6 +31,13 @@ struct Evaluation {
   double seconds = 0;
 };
 
+// JSON of an Evaluation, as the strategies keep it in their state: {config, msg_sizes,
+// latency_us (null = not measured), failed, seconds}. from_json accepts states written before
+// `failed` or `seconds` existed (false / 0) and throws std::invalid_argument when msg_sizes and
+// latency_us differ in length.
+void to_json(nlohmann::json& j, const Evaluation& e);
+void from_json(const nlohmann::json& j, Evaluation& e);
+
 // The pick for one message size.
 struct Choice {
   std::int64_t msg_size = 0;

@@ -390,3 +390,40 @@ TEST(StrategyState, InitialDesignIsReadByTheStrategyThatWroteIt) {
 
 }  // namespace
 }  // namespace colltune
+
+namespace colltune {
+
+// The strategies' saved runs share one JSON mapping (optimizer/evaluation_json.cpp): an
+// unmeasured size survives as null -> NaN, states written before `failed` / `seconds` existed
+// still load, and a run whose sizes and latencies disagree is refused instead of misread.
+TEST(EvaluationJson, RoundTripsUnmeasuredSizesAndReadsOlderStates) {
+  Evaluation e;
+  e.config = TuningConfig{2, 1024, 4};
+  e.msg_sizes = {4, 8, 16};
+  e.latency_us = {1.5, std::nan(""), 3.25};
+  e.failed = false;
+  e.seconds = 0.75;
+  const nlohmann::json j = e;
+  EXPECT_TRUE(j.at("latency_us")[1].is_null()) << j.dump();
+  const auto back = nlohmann::json::parse(j.dump()).get<Evaluation>();
+  EXPECT_EQ(back.config, e.config);
+  EXPECT_EQ(back.msg_sizes, e.msg_sizes);
+  ASSERT_EQ(back.latency_us.size(), 3u);
+  EXPECT_EQ(back.latency_us[0], 1.5);
+  EXPECT_TRUE(std::isnan(back.latency_us[1]));
+  EXPECT_EQ(back.latency_us[2], 3.25);
+  EXPECT_EQ(back.seconds, 0.75);
+
+  nlohmann::json old = j;
+  old.erase("seconds");
+  old.erase("failed");
+  const auto older = old.get<Evaluation>();
+  EXPECT_EQ(older.seconds, 0.0);
+  EXPECT_FALSE(older.failed);
+
+  nlohmann::json bad = j;
+  bad["latency_us"] = {1.0};
+  EXPECT_THROW((void)bad.get<Evaluation>(), std::invalid_argument);
+}
+
+}  // namespace colltune
