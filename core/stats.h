@@ -19,4 +19,12 @@ inline double median(std::vector<double> samples) {
   return 0.5 * (upper + *std::max_element(samples.begin(), samples.begin() + n / 2));
 }
 
+// The arithmetic mean of `samples`, summed in order; NaN when there are none.
+inline double mean(const std::vector<double>& samples) {
+  if (samples.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double x : samples) sum += x;
+  return sum / static_cast<double>(samples.size());
+}
+
 }  // namespace colltune

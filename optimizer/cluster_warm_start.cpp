@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/stats.h"
+
 namespace colltune {
 namespace {
 
@@ -24,11 +26,6 @@ void add_cells(LogCells& cells, const Evaluation& e) {
   for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i)
     if (std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)
       cells[e.msg_sizes[i]].push_back(std::log(e.latency_us[i]));
-}
-double mean(const std::vector<double>& x) {
-  double sum = 0;
-  for (double v : x) sum += v;
-  return x.empty() ? std::nan("") : sum / static_cast<double>(x.size());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/stats.h"
+
 namespace colltune {
 namespace {
 
@@ -53,15 +55,9 @@ double student_t_cdf(double t, double df) {
   return t >= 0 ? 1 - tail : tail;
 }
 
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return s / static_cast<double>(v.size());
-}
-
 double sum_sq_dev(const std::vector<double>& v) {
   if (v.size() < 2) return 0;
-  const double m = mean_of(v);
+  const double m = mean(v);
   double s = 0;
   for (double x : v) s += (x - m) * (x - m);
   return s;
@@ -140,7 +136,7 @@ std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<doubl
     r.lower = 0;
     r.upper = std::numeric_limits<double>::infinity();
     if (d.empty()) continue;
-    const double m = mean_of(d);
+    const double m = mean(d);
     r.ratio = std::exp(m);
     if (d.size() < 2) continue;
     double pooled_ss = 0, pooled_df = 0;

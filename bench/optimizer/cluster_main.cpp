@@ -25,6 +25,7 @@
 #include "bench/optimizer/sim_landscape.h"
 #include "bench/optimizer/simulation.h"
 #include "core/rng.h"
+#include "core/stats.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
 
@@ -50,12 +51,6 @@ double quantile(std::vector<double> v, double q) {
   std::size_t lo = static_cast<std::size_t>(pos);
   std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - lo) * (v[hi] - v[lo]);
-}
-
-double mean_of(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? std::nan("") : s / v.size();
 }
 
 std::vector<int> parse_sizes(const std::string& text) {
@@ -294,12 +289,12 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
                                 return v;
                               }())},
                              {"predicted", join_sizes(scheme.left_out)},
-                             {"bo_cluster_mean", mean_of(row.cluster)},
+                             {"bo_cluster_mean", mean(row.cluster)},
                              {"bo_cluster_max", quantile(row.cluster, 1.0)},
-                             {"bo_cluster_ungated_mean", mean_of(row.ungated)},
-                             {"nearest_mean", mean_of(row.nearest)},
+                             {"bo_cluster_ungated_mean", mean(row.ungated)},
+                             {"nearest_mean", mean(row.nearest)},
                              {"nearest_max", quantile(row.nearest, 1.0)},
-                             {"default_mean", mean_of(row.def)},
+                             {"default_mean", mean(row.def)},
                              {"confident", row.confident},
                              {"confident_worse", row.confident_worse},
                              {"cells", row.predicted},
@@ -314,8 +309,8 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
           predicted += (predicted.empty() ? "" : ",") + join_sizes(scheme.left_out);
       auto fmt = [](const std::vector<double>& v) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.0f", 100 * mean_of(v),
-                      100 * quantile(v, 0.5), 100 * quantile(v, 1.0));
+        std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.0f", 100 * mean(v), 100 * quantile(v, 0.5),
+                      100 * quantile(v, 1.0));
         return std::string(buf);
       };
       std::printf("| %s | %s | %s | %d | %s | %s | %s | %s | %d | %d |\n",
@@ -558,13 +553,13 @@ int main(int argc, char** argv) {
                             {"comm_sizes", sizes},
                             {"runs", r.runs},
                             {"node_seconds", r.node_seconds},
-                            {"regret_mean", mean_of(r.regrets)},
+                            {"regret_mean", mean(r.regrets)},
                             {"regret_median", quantile(r.regrets, 0.5)},
                             {"regret_p90", quantile(r.regrets, 0.9)},
                             {"decision_ms_max", r.decision_ms_max},
                             {"note", r.note}};
         for (const auto& [p, v] : r.by_comm)
-          j["regret_mean_by_comm_size"][std::to_string(p)] = mean_of(v);
+          j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
         std::cerr << j.dump() << "\n";
       }
       all_seeds.push_back(rows);
@@ -576,7 +571,7 @@ int main(int argc, char** argv) {
       double runs = 0, ns = 0, rm = 0, rmed = 0, r90 = 0, dm = 0;
       for (const auto& rows : all_seeds) {
         const auto& r = rows[m];
-        runs += r.runs, ns += r.node_seconds, rm += mean_of(r.regrets);
+        runs += r.runs, ns += r.node_seconds, rm += mean(r.regrets);
         rmed += quantile(r.regrets, 0.5), r90 += quantile(r.regrets, 0.9);
         dm = std::max(dm, r.decision_ms_max);
       }
