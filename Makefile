@@ -66,7 +66,7 @@ ASAN_TESTS = core_tests osu_tests optimizer_tests rules_tests server_tests runne
 check-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	@scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
+	@JOBS=$(JOBS) scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
 # The libFuzzer targets (fuzz/, clang) for FUZZ_SECONDS each; fails on any crash.
 # docs/reliability/fuzzing.md reports the long runs (10+ minutes per target).
