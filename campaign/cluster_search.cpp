@@ -29,6 +29,7 @@ class ClusterSizeView : public Strategy {
   void observe(const Evaluation&) override {}
   bool done() const override { return true; }
   int planned_evaluations() const override { return evaluations_; }
+  int reused_runs() const override { return cluster_.reused_runs(comm_size_); }
   std::vector<TuningConfig> finalists(int per_size) const override {
     return cluster_.finalists(comm_size_, per_size);
   }
@@ -256,13 +257,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
     EngineOutcome outcome;
     try {
-      int reused = 0;
-      if (warm_started) {
-        const nlohmann::json summary = warm_started->summary();
-        for (const auto& r : summary.at("reused"))
-          if (r.at("comm_size").get<int>() == c.comm_size) reused = r.at("runs").get<int>();
-      }
-      outcome = run_context(campaign, spec, c, cancel, &view, reused);
+      outcome = run_context(campaign, spec, c, cancel, &view);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
