@@ -114,6 +114,71 @@ TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
   EXPECT_THROW(Store store(newer), sql::Error);
 }
 
+// The newest event of a type (the metrics ask for rare ones: the last sentinel report, the last
+// retune) is found through an index on the events' type, which a store of an older schema gets
+// when it is opened; its events are all still there.
+TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
+  auto plan = [&](const std::string& path) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db,
+                                 "EXPLAIN QUERY PLAN SELECT id, campaign_id, type, payload, time "
+                                 "FROM events WHERE type = ? ORDER BY id DESC LIMIT 1",
+                                 -1, &stmt, nullptr),
+              SQLITE_OK);
+    std::string text;
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+      text += reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3)) + std::string("\n");
+    sqlite3_finalize(stmt);
+    int version = 0;
+    sqlite3_exec(
+        db, "PRAGMA user_version",
+        [](void* v, int, char** row, char**) {
+          *static_cast<int*>(v) = std::atoi(row[0]);
+          return 0;
+        },
+        &version, nullptr);
+    sqlite3_close(db);
+    return std::make_pair(version, text);
+  };
+  std::int64_t last_retune = 0;
+  {
+    Store store(path_);
+    const auto c = store.create_campaign("c", {}, "done");
+    for (int i = 0; i < 50; ++i) {
+      store.add_event(c, "run", {{"n", i}});
+      if (i == 10) last_retune = store.add_event(std::nullopt, "retune_started", {{"n", i}});
+    }
+  }
+  auto [version, text] = plan(path_);
+  EXPECT_EQ(version, Store::kSchemaVersion);
+  EXPECT_NE(text.find("USING INDEX events_by_type"), std::string::npos) << text;
+  // A store of schema 2 (before the index): opened, it gets it and keeps its events.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::tie(version, text) = plan(path_);
+  ASSERT_EQ(version, 2);
+  EXPECT_NE(text.find("SCAN"), std::string::npos) << text;  // what older stores did
+  {
+    Store store(path_);
+    EXPECT_EQ(store.events_after(0, 1000).size(), 51u);
+    const auto last = store.last_event_of_type("retune_started");
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->id, last_retune);
+    EXPECT_FALSE(store.last_event_of_type("sentinel_report"));
+  }
+  std::tie(version, text) = plan(path_);
+  EXPECT_EQ(version, Store::kSchemaVersion);
+  EXPECT_NE(text.find("USING INDEX events_by_type"), std::string::npos) << text;
+}
+
 TEST_F(StoreTest, ListsCampaignsNewestFirstWithStateFilterAndEvents) {
   Store store(path_);
   auto a = store.create_campaign("a", {}, "done");
