@@ -85,6 +85,15 @@ const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, i
   return *best;
 }
 
+PredictedLayout predicted_layout(const std::vector<ContextRecord>& group, int comm_size) {
+  const ContextRecord& near = nearest_measured(group, comm_size);
+  PredictedLayout out;
+  out.from_comm_size = near.comm_size;
+  out.nodes = std::max(1, std::min(near.nodes, comm_size));
+  out.ppn = comm_size % out.nodes == 0 ? comm_size / out.nodes : 0;
+  return out;
+}
+
 std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int max_comm_size) {
   const std::set<int> known(measured.begin(), measured.end());
   std::set<int> out;
@@ -118,7 +127,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
     collectives.push_back(summary);
     for (const auto& p : cluster.at("predicted")) {
       const int comm_size = p.at("comm_size").get<int>();
-      const int nearest = nearest_measured(group, comm_size).comm_size;
+      const PredictedLayout layout = predicted_layout(group, comm_size);
       const auto best = p.at("best").get<TuningConfig>();
       nlohmann::json entry = {
           {"collective", coll},
@@ -130,7 +139,10 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
           {"confidence", p.at("confidence")},
           {"default_us", p.at("default_us")},
           {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
-          {"layout_from", nearest},
+          {"layout_from", layout.from_comm_size},
+          {"layout",
+           {{"nodes", layout.nodes},
+            {"ppn", layout.ppn > 0 ? nlohmann::json(layout.ppn) : nlohmann::json(nullptr)}}},
           {"note", p.value("note", std::string())}};
       if (p.contains("previous_best")) entry["previous_best"] = p.at("previous_best");
       const auto& d = entry["default_us"];
