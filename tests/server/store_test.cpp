@@ -8,6 +8,7 @@
 
 #include "campaign/database_owner.h"
 #include "campaign/rules_deployment.h"
+#include "core/file_text.h"
 
 namespace colltune {
 namespace {
@@ -294,10 +295,6 @@ class DeployRecordTest : public StoreTest {
     r.verification = {{"verified", true}};
     return store.add_rules_version(r);
   }
-  static std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
 };
 
 TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
@@ -306,7 +303,7 @@ TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
   const auto v2 = add_version(store, "B\n");
   const auto target = dir_ / "live.conf";
   deploy_recorded(store, *store.rules_version(v1), target, {});
-  ASSERT_EQ(slurp(target), "A\n");
+  ASSERT_EQ(read_file_text(target).value_or(""), "A\n");
   // The record of the next deploy fails after the file went live (as a full disk or a lock
   // would make it): the file must be taken back.
   {
@@ -321,7 +318,7 @@ TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
     sqlite3_close(raw);
   }
   EXPECT_THROW(deploy_recorded(store, *store.rules_version(v2), target, {}), sql::Error);
-  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(read_file_text(target).value_or(""), "A\n");
   EXPECT_EQ(active_version(target), 1);
   EXPECT_EQ(deploy_history(target).size(), 2u);  // 0000 (absent) and 0001; 0002 forgotten
   EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
@@ -346,7 +343,7 @@ TEST_F(DeployRecordTest, WriteLockHeldElsewhereLeavesTheFileUntouched) {
   sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(raw);
   deploy_recorded(store, *store.rules_version(v1), target, {});
-  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(read_file_text(target).value_or(""), "A\n");
   EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
 }
 
