@@ -182,7 +182,7 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                                           const ContextRecord& context, const CancelFlag& cancel,
-                                          Strategy* searched, int reused_runs) {
+                                          Strategy* searched) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
@@ -325,11 +325,13 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         nominee.reset();
       if (nominee) nominated[size] = *nominee;
     }
-    int search_runs = reused_runs;
+    // The runs the search knew: those it made here and those a warm start gave it as data
+    // (without them a warm re-tune's short search left one pair per candidate: nothing proven).
+    int search_runs = strategy->reused_runs();
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
-    // The cap: never more runs than the search made, nor than the earlier final phase made
+    // The cap: never more runs than the search knew, nor than the earlier final phase made
     // (final_repeats runs of the default and of each finalist); the looks that fit in it share
     // alpha (docs/final-choice.md).
     std::set<TuningConfig> distinct;

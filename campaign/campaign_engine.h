@@ -59,12 +59,11 @@ class CampaignEngine {
  private:
   // `searched`: a strategy whose search is already done elsewhere (whole-cluster mode: a view
   // of the ClusterStrategy at this size); null = the spec's strategy searches this context.
-  // `reused_runs`: earlier runs a warm start gave that search as data at this context (a
-  // re-tune of a whole-cluster campaign); the search knew them, so they count with its own runs
-  // in the paired final phase's cap.
+  // The paired final phase's cap counts the runs the search made at this context and those it
+  // used as data without making them (Strategy::reused_runs: a warm start's earlier runs).
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                             const ContextRecord& context, const CancelFlag& cancel,
-                            Strategy* searched = nullptr, int reused_runs = 0);
+                            Strategy* searched = nullptr);
   // Whole-cluster mode (server/cluster_search.cpp): the contexts of one collective searched by
   // one ClusterStrategy, then each measured size's final phase, then the predictions for the
   // sizes not run (saved in the result of the group's first context).

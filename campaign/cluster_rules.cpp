@@ -11,10 +11,23 @@
 namespace colltune {
 namespace {
 
+std::string layout_text(int nodes, int ppn) {
+  return std::to_string(nodes) + (nodes == 1 ? " node" : " nodes") + " x " + std::to_string(ppn) +
+         " ranks";
+}
+
 std::string layout_text(const ContextRecord& c) {
-  const int ppn = c.ppn > 0 ? c.ppn : c.comm_size / std::max(1, c.nodes);
-  return std::to_string(c.nodes) + (c.nodes == 1 ? " node" : " nodes") + " x " +
-         std::to_string(ppn) + " ranks";
+  return layout_text(c.nodes, c.ppn > 0 ? c.ppn : c.comm_size / std::max(1, c.nodes));
+}
+
+// A predicted block's layout: the one it inherits, and how `comm_size` ranks sit on it.
+std::string layout_text(const std::vector<ContextRecord>& group, int comm_size) {
+  const PredictedLayout layout = predicted_layout(group, comm_size);
+  const ContextRecord& from = nearest_measured(group, comm_size);
+  return "layout of P=" + std::to_string(from.comm_size) + " (" + layout_text(from) + "), here " +
+         (layout.ppn > 0
+              ? layout_text(layout.nodes, layout.ppn)
+              : std::to_string(comm_size) + " ranks on " + std::to_string(layout.nodes) + " nodes");
 }
 
 }  // namespace
@@ -63,6 +76,7 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
         hi = std::max(hi, conf);
       }
       const ContextRecord& near = nearest_measured(group, p);
+      const PredictedLayout layout = predicted_layout(group, p);
       char conf_text[96] = "";
       if (tuned > 0) std::snprintf(conf_text, sizeof conf_text, " (confidence %.2f-%.2f)", lo, hi);
       lines[p] =
@@ -70,14 +84,13 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
            cluster.value("strategy", std::string("the model")) + ", " + std::to_string(tuned) +
            " of " + std::to_string(choices.size()) + " message sizes tuned" + conf_text +
            ", the rest default (confidence below " + std::to_string(min_confidence).substr(0, 4) +
-           " or no proven gain next to it); layout of P=" + std::to_string(near.comm_size) + " (" +
-           layout_text(near) + ")");
+           " or no proven gain next to it); " + layout_text(group, p));
       if ((tuned > 0 && !probed_tuned) || (tuned == 0 && !probed_default)) {
         ContextRecord probe = near;
         probe.id = lead->id;
         probe.comm_size = p;
-        probe.nodes = std::min(near.nodes, p);
-        probe.ppn = 0;
+        probe.nodes = layout.nodes;
+        probe.ppn = 0;  // the backend places the ranks
         probe.result = nullptr;
         probe.optimizer_state = nullptr;
         out.probes.push_back(probe);

@@ -13,7 +13,7 @@
 // The comments name, per block, measured or predicted (with the confidence range of its tuned
 // sizes) and the layout (nodes x ranks per node) it was tuned for: the 4.1.x / 5.0.x file has no
 // node dimension, so a block applies whatever the job's layout. Predicted blocks inherit the
-// layout of the nearest measured size.
+// nodes of the nearest measured size, with their own rank count (predicted_layout).
 #pragma once
 
 #include <string>

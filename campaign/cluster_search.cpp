@@ -29,6 +29,7 @@ class ClusterSizeView : public Strategy {
   void observe(const Evaluation&) override {}
   bool done() const override { return true; }
   int planned_evaluations() const override { return evaluations_; }
+  int reused_runs() const override { return cluster_.reused_runs(comm_size_); }
   std::vector<TuningConfig> finalists(int per_size) const override {
     return cluster_.finalists(comm_size_, per_size);
   }
@@ -84,6 +85,15 @@ const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, i
   return *best;
 }
 
+PredictedLayout predicted_layout(const std::vector<ContextRecord>& group, int comm_size) {
+  const ContextRecord& near = nearest_measured(group, comm_size);
+  PredictedLayout out;
+  out.from_comm_size = near.comm_size;
+  out.nodes = std::max(1, std::min(near.nodes, comm_size));
+  out.ppn = comm_size % out.nodes == 0 ? comm_size / out.nodes : 0;
+  return out;
+}
+
 std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int max_comm_size) {
   const std::set<int> known(measured.begin(), measured.end());
   std::set<int> out;
@@ -117,7 +127,7 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
     collectives.push_back(summary);
     for (const auto& p : cluster.at("predicted")) {
       const int comm_size = p.at("comm_size").get<int>();
-      const int nearest = nearest_measured(group, comm_size).comm_size;
+      const PredictedLayout layout = predicted_layout(group, comm_size);
       const auto best = p.at("best").get<TuningConfig>();
       nlohmann::json entry = {
           {"collective", coll},
@@ -129,7 +139,10 @@ nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
           {"confidence", p.at("confidence")},
           {"default_us", p.at("default_us")},
           {"best_us", best.is_default() ? p.at("default_us") : p.at("latency_us")},
-          {"layout_from", nearest},
+          {"layout_from", layout.from_comm_size},
+          {"layout",
+           {{"nodes", layout.nodes},
+            {"ppn", layout.ppn > 0 ? nlohmann::json(layout.ppn) : nlohmann::json(nullptr)}}},
           {"note", p.value("note", std::string())}};
       if (p.contains("previous_best")) entry["previous_best"] = p.at("previous_best");
       const auto& d = entry["default_us"];
@@ -256,13 +269,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
     EngineOutcome outcome;
     try {
-      int reused = 0;
-      if (warm_started) {
-        const nlohmann::json summary = warm_started->summary();
-        for (const auto& r : summary.at("reused"))
-          if (r.at("comm_size").get<int>() == c.comm_size) reused = r.at("runs").get<int>();
-      }
-      outcome = run_context(campaign, spec, c, cancel, &view, reused);
+      outcome = run_context(campaign, spec, c, cancel, &view);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();

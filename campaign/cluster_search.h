@@ -39,6 +39,17 @@ const ContextRecord& cluster_lead(const std::vector<ContextRecord>& group);
 // predicted block inherits.
 const ContextRecord& nearest_measured(const std::vector<ContextRecord>& group, int comm_size);
 
+// The layout of a predicted block at `comm_size` (not run): the nearest measured size's nodes,
+// at most one per rank (min(its nodes, comm_size)); ranks per node comm_size / nodes when that
+// divides, else 0 (the backend places them: some nodes hold one rank more). What the tracer
+// verifies the block on, what the file's comment and the report name.
+struct PredictedLayout {
+  int from_comm_size = 0;  // the measured size it comes from (nearest_measured)
+  int nodes = 1;
+  int ppn = 0;
+};
+PredictedLayout predicted_layout(const std::vector<ContextRecord>& group, int comm_size);
+
 // The communicator sizes a whole-cluster file predicts: every size from 2 to `max_comm_size`
 // not in `measured` when max_comm_size <= 256; above that, the sizes 2^k and 3 x 2^k in range
 // (each predicted block then covers up to the next one: a file of a few dozen blocks per
@@ -51,7 +62,8 @@ std::vector<int> cluster_prediction_sizes(const std::vector<int>& measured, int 
 //                     layouts, above: "default", warm_start (a re-tune)}],
 //    "predicted": [{collective, comm_size, msg_size, source: "predicted", best, best_name,
 //                   confidence, best_us (model estimate), default_us, speedup (estimate),
-//                   layout_from (the measured size whose layout the block inherits), note,
+//                   layout_from (the measured size whose layout the block inherits), layout
+//                   ({nodes, ppn}: predicted_layout), note,
 //                   previous_best (a re-tune: the earlier campaign's block)}]}
 nlohmann::json cluster_report(const std::vector<ContextRecord>& contexts,
                               const AlgorithmTable& table);

@@ -96,6 +96,12 @@ CREATE TABLE campaign_launch (
 );
 )SQL";
 
+// v3: the metrics' last event of a type (last_event_of_type: WHERE type = ? ORDER BY id DESC)
+// reads the index instead of scanning the whole log back to a rare type's last event.
+constexpr const char* kSchemaV3 = R"SQL(
+CREATE INDEX events_by_type ON events(type);
+)SQL";
+
 nlohmann::json parse_json_column(const std::string& text) {
   if (text.empty()) return nullptr;
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -251,6 +257,13 @@ void Store::migrate() {
     db_.set_user_version(2);
     tx.commit();
     version = 2;
+  }
+  if (version == 2) {
+    sql::Transaction tx(db_);
+    db_.exec_script(kSchemaV3);
+    db_.set_user_version(3);
+    tx.commit();
+    version = 3;
   }
 }
 

@@ -99,7 +99,7 @@ class Store {
   // when PRAGMA quick_check finds damaged pages (the reason is in the message).
   explicit Store(const std::string& path);
 
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   const std::string& path() const { return db_.path(); }
   // How long a statement waits for another connection's lock before failing with
   // SQLITE_BUSY (default 10 s).

@@ -98,6 +98,7 @@ struct BayesStrategy::GridView {
   GridData data;
   Eigen::VectorXd center, scale;  // per size: z = (log latency - center) / scale
   int data_rows = 0;              // rows that are not penalties
+  int reused_runs = 0;            // warm start: earlier runs among the data rows
 
   int row_of(const TuningConfig& c) const {
     auto it = std::find(rows.begin(), rows.end(), c);
@@ -122,14 +123,17 @@ std::vector<std::int64_t> BayesStrategy::size_grid() const {
 // model knows the whole landscape from the first fit, re-measures where the old optimum may have
 // moved, and stops much sooner; picks still come from runs made in this campaign (the engine's
 // final phase re-measures every finalist).
-void BayesStrategy::add_warm_start_rows(
+int BayesStrategy::add_warm_start_rows(
     const std::vector<std::int64_t>& sizes,
     std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const {
   const int m = static_cast<int>(sizes.size());
   std::map<TuningConfig, std::vector<std::vector<double>>> prior;
+  std::map<TuningConfig, int> prior_runs;
   for (const auto& e : prior_evaluations_) {
     if (e.failed) continue;
-    auto& cells = prior[space_->canonical(e.config)];
+    const TuningConfig config = space_->canonical(e.config);
+    ++prior_runs[config];
+    auto& cells = prior[config];
     cells.resize(m);
     for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
       auto it = std::lower_bound(sizes.begin(), sizes.end(), e.msg_sizes[i]);
@@ -138,11 +142,6 @@ void BayesStrategy::add_warm_start_rows(
         cells[it - sizes.begin()].push_back(std::log(e.latency_us[i]));
     }
   }
-  auto mean = [](const std::vector<double>& x) {
-    double sum = 0;
-    for (double v : x) sum += v;
-    return sum / static_cast<double>(x.size());
-  };
   std::vector<double> shift(m, std::nan(""));
   double shift_sum = 0;
   int shift_count = 0;
@@ -159,15 +158,18 @@ void BayesStrategy::add_warm_start_rows(
     }
     if (count) shift[s] = sum / count, shift_sum += shift[s], ++shift_count;
   }
-  if (shift_count == 0) return;  // nothing measured again yet: the old levels mean nothing
+  if (shift_count == 0) return 0;  // nothing measured again yet: the old levels mean nothing
   for (int s = 0; s < m; ++s)
     if (!std::isfinite(shift[s])) shift[s] = shift_sum / shift_count;
+  int added = 0;
   for (auto& [config, cells] : prior) {
     if (by_config.count(config)) continue;
     for (int s = 0; s < m; ++s)
       for (double& x : cells[s]) x += shift[s];
     by_config[config] = {false, std::move(cells)};
+    added += prior_runs[config];
   }
+  return added;
 }
 
 // Per size, the default runs one configuration of the space (SearchSpace::default_alias): when
@@ -208,7 +210,7 @@ BayesStrategy::GridView BayesStrategy::grid_view() const {
       if (std::isfinite(lat) && lat > 0) cells[it - v.sizes.begin()].push_back(std::log(lat));
     }
   }
-  if (!prior_evaluations_.empty()) add_warm_start_rows(v.sizes, by_config);
+  if (!prior_evaluations_.empty()) v.reused_runs = add_warm_start_rows(v.sizes, by_config);
   if (settings_.pool_default_alias) pool_default_with_alias(v.sizes, by_config);
   // Data rows first (configurations with any measurement), then penalty rows.
   for (int pass = 0; pass < 2; ++pass)
@@ -372,6 +374,10 @@ BayesStrategy::BayesStrategy(const SearchSpace& space, const StrategyOptions& op
     max_evaluations_ =
         std::min(max_evaluations_, std::max(fraction, static_cast<int>(design_.size()) + 1));
   }
+}
+
+int BayesStrategy::reused_runs() const {
+  return prior_evaluations_.empty() ? 0 : grid_view().reused_runs;
 }
 
 void BayesStrategy::observe(const Evaluation& evaluation) {

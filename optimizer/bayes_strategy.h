@@ -105,6 +105,8 @@ class BayesStrategy : public Strategy {
   int planned_evaluations() const override { return max_evaluations_; }
   std::vector<TuningConfig> finalists(int per_size) const override;
   std::vector<Choice> recommend() const override;
+  // The earlier campaign's runs the model uses as data now (a warm start with runs).
+  int reused_runs() const override;
   // The initial design in a state() of this strategy; nullopt when it has none (malformed).
   static std::optional<std::vector<TuningConfig>> design_of(const nlohmann::json& state);
   nlohmann::json state() const override;
@@ -175,7 +177,8 @@ class BayesStrategy : public Strategy {
   void pool_default_with_alias(
       const std::vector<std::int64_t>& sizes,
       std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const;
-  void add_warm_start_rows(
+  // Returns the number of earlier runs it added (those of configurations not measured here).
+  int add_warm_start_rows(
       const std::vector<std::int64_t>& sizes,
       std::map<TuningConfig, std::pair<bool, std::vector<std::vector<double>>>>& by_config) const;
 };

@@ -93,6 +93,13 @@ class ClusterStrategy {
   virtual bool done() const = 0;
   virtual std::string stop_reason() const = 0;
 
+  // Runs used as data at `comm_size` without making them (a warm start's earlier runs), as
+  // Strategy::reused_runs() per context; 0 by default.
+  virtual int reused_runs(int comm_size) const {
+    (void)comm_size;
+    return 0;
+  }
+
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;
 

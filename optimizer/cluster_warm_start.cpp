@@ -136,6 +136,11 @@ std::string WarmStartedClusterStrategy::stop_reason() const {
   return inner_->stop_reason();
 }
 
+int WarmStartedClusterStrategy::reused_runs(int comm_size) const {
+  const auto it = reused_.find(comm_size);
+  return it == reused_.end() ? 0 : it->second;
+}
+
 nlohmann::json WarmStartedClusterStrategy::summary() const {
   nlohmann::json remeasured = nlohmann::json::array();
   for (const auto& [p, configs] : warm_.points)

@@ -98,6 +98,12 @@ class Strategy {
   // strategy does not say.
   virtual std::string stop_reason() const { return {}; }
 
+  // Runs the search used as data without making them: a warm start's earlier runs (bo: those
+  // of the configurations not measured again, StrategyOptions::warm_start_state). The search
+  // knew them, so the engine's paired final phase counts them with the search's own runs in
+  // its cap ("never more runs than the search made", docs/final-choice.md). 0 by default.
+  virtual int reused_runs() const { return 0; }
+
   // Candidates worth re-measuring before the final choice, per message size (best first).
   virtual std::vector<TuningConfig> finalists(int per_size) const = 0;
 

@@ -8,13 +8,13 @@
 #include <set>
 
 #include "campaign/campaign_engine.h"
+#include "campaign/campaign_lifecycle.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
 #include "optimizer/strategy.h"
 #include "runner/backend_factory.h"
-#include "campaign/campaign_lifecycle.h"
 
 namespace colltune {
 namespace {
@@ -104,7 +104,7 @@ void CampaignManager::stop() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     for (auto& [id, worker] : workers_) {
-      if (worker->stop_request.empty()) worker->stop_request = "shutdown";
+      if (worker->stop_request == StopRequest::none) worker->stop_request = StopRequest::shutdown;
       worker->cancel.cancel();
     }
   }
@@ -149,14 +149,43 @@ CampaignRecord CampaignManager::record_or_throw(std::int64_t id) {
   return *record;
 }
 
+const char* CampaignManager::request_name(StopRequest request) {
+  switch (request) {
+    case StopRequest::none:
+      return "";
+    case StopRequest::pause:
+      return "pause";
+    case StopRequest::cancel:
+      return "cancel";
+    case StopRequest::shutdown:
+      return "shutdown";
+  }
+  return "";
+}
+
+void CampaignManager::stop_idle_locked(std::int64_t id, StopRequest request) {
+  const auto record = record_or_throw(id);
+  const auto state = parse_campaign_state(record.state);
+  if (request == StopRequest::pause) {
+    if (state != CampaignState::queued && state != CampaignState::running)
+      throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
+                             "; only a queued or running campaign can be paused");
+    settle_interrupted(store_, hub_, id, InterruptAction::pause);
+  } else if (request == StopRequest::cancel) {
+    if (finished_state(record.state))
+      throw CampaignConflict("campaign " + std::to_string(id) + " is already " + record.state);
+    settle_interrupted(store_, hub_, id, InterruptAction::cancel);
+  }
+}
+
 CampaignRecord CampaignManager::pause(std::int64_t id, std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  auto record = record_or_throw(id);
+  record_or_throw(id);
   auto it = workers_.find(id);
   if (it != workers_.end() && !it->second->finished) {
-    if (it->second->stop_request == "cancel")
+    if (it->second->stop_request == StopRequest::cancel)
       throw CampaignConflict("campaign " + std::to_string(id) + " is being cancelled");
-    it->second->stop_request = "pause";
+    it->second->stop_request = StopRequest::pause;
     it->second->cancel.cancel();
     worker_finished_.wait_for(lock, wait, [&] {
       auto w = workers_.find(id);
@@ -164,11 +193,7 @@ CampaignRecord CampaignManager::pause(std::int64_t id, std::chrono::milliseconds
     });
     return record_or_throw(id);
   }
-  if (const auto s = parse_campaign_state(record.state);
-      s != CampaignState::queued && s != CampaignState::running)
-    throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
-                           "; only a queued or running campaign can be paused");
-  settle_interrupted(store_, hub_, id, InterruptAction::pause);
+  stop_idle_locked(id, StopRequest::pause);
   return record_or_throw(id);
 }
 
@@ -177,10 +202,11 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
   auto record = record_or_throw(id);
   auto it = workers_.find(id);
   if (it != workers_.end() && !it->second->finished)
-    throw CampaignConflict("campaign " + std::to_string(id) + " is " +
-                           (it->second->stop_request.empty()
-                                ? "running"
-                                : "stopping (" + it->second->stop_request + ")"));
+    throw CampaignConflict(
+        "campaign " + std::to_string(id) + " is " +
+        (it->second->stop_request == StopRequest::none
+             ? std::string("running")
+             : "stopping (" + std::string(request_name(it->second->stop_request)) + ")"));
   if (const auto s = parse_campaign_state(record.state);
       s != CampaignState::paused && s != CampaignState::failed)
     throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
@@ -194,10 +220,10 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
 
 CampaignRecord CampaignManager::cancel(std::int64_t id, std::chrono::milliseconds wait) {
   std::unique_lock lock(mutex_);
-  auto record = record_or_throw(id);
+  record_or_throw(id);
   auto it = workers_.find(id);
   if (it != workers_.end() && !it->second->finished) {
-    it->second->stop_request = "cancel";
+    it->second->stop_request = StopRequest::cancel;
     it->second->cancel.cancel();
     worker_finished_.wait_for(lock, wait, [&] {
       auto w = workers_.find(id);
@@ -205,24 +231,39 @@ CampaignRecord CampaignManager::cancel(std::int64_t id, std::chrono::millisecond
     });
     return record_or_throw(id);
   }
-  if (finished_state(record.state))
-    throw CampaignConflict("campaign " + std::to_string(id) + " is already " + record.state);
-  settle_interrupted(store_, hub_, id, InterruptAction::cancel);
+  stop_idle_locked(id, StopRequest::cancel);
   return record_or_throw(id);
 }
 
 InterruptAction CampaignManager::interrupt_action(Worker* worker) {
   std::lock_guard lock(mutex_);
-  if (worker->stop_request == "pause") return InterruptAction::pause;
-  if (worker->stop_request == "cancel") return InterruptAction::cancel;
-  return InterruptAction::keep_running;  // "shutdown": the next daemon resumes it
+  worker->acted_on = worker->stop_request;
+  if (worker->stop_request == StopRequest::pause) return InterruptAction::pause;
+  if (worker->stop_request == StopRequest::cancel) return InterruptAction::cancel;
+  return InterruptAction::keep_running;  // shutdown: the next daemon resumes it
+}
+
+void CampaignManager::settle_late_request_locked(std::int64_t id, Worker* worker) {
+  const StopRequest request = worker->stop_request;
+  if (request != StopRequest::pause && request != StopRequest::cancel) return;
+  if (worker->acted_on == request) return;
+  try {
+    stop_idle_locked(id, request);
+    spdlog::info("campaign {}: {} applied as its worker ended", id, request_name(request));
+  } catch (const CampaignConflict& e) {
+    // The run ended in a state the request does not change (done; a pause of a failed one).
+    spdlog::info("campaign {}: {} not applied: {}", id, request_name(request), e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("campaign {}: cannot apply {}: {}", id, request_name(request), e.what());
+  }
 }
 
 CampaignManager::Activity CampaignManager::activity(std::int64_t id) {
   std::lock_guard lock(mutex_);
   auto it = workers_.find(id);
   if (it == workers_.end() || it->second->finished) return {};
-  return {true, it->second->stop_request == "shutdown" ? "" : it->second->stop_request};
+  const StopRequest request = it->second->stop_request;
+  return {true, request == StopRequest::shutdown ? "" : request_name(request)};
 }
 
 std::size_t CampaignManager::active_workers() {
@@ -457,6 +498,7 @@ void CampaignManager::run_worker(std::int64_t id, Worker* worker) {
   // A worker's optimizer state can be tens of MB; give freed memory back to the system
   // instead of keeping it in this thread's malloc arena for the daemon's lifetime.
   ::malloc_trim(0);
+  settle_late_request_locked(id, worker);
   worker->finished = true;
   worker_finished_.notify_all();
   schedule_locked();

@@ -6,6 +6,13 @@
 // cancel: any unfinished state -> cancelled. A daemon that stops (or is killed) leaves its
 // campaigns "running" in the store, and the next one resumes them first: the engine re-runs only
 // what was never recorded.
+//
+// Stop requests and a worker that is ending: a pause or cancel either reaches the run's
+// decision (read under the lock when the run was interrupted), or is applied to the stored state
+// by the worker as its last act under the lock (after the run settled a pause, ended done or
+// failed, or left the campaign running for the next daemon), or finds the worker gone and acts
+// on the stored state itself. None is lost in between (a cancel after a settled pause cancels;
+// tests/server/daemon_campaigns_test.cpp holds the worker there).
 #pragma once
 
 #include <chrono>
@@ -21,11 +28,11 @@
 #include <thread>
 
 #include "campaign/campaign_engine.h"
+#include "campaign/campaign_lifecycle.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "campaign/campaign_lifecycle.h"
 #include "server/config.h"
 #include "server/events.h"
 #include "server/metrics.h"
@@ -80,11 +87,19 @@ class CampaignManager {
   const AlgorithmTable& table_for(const std::string& backend);
 
  private:
+  // What was asked of a running worker; the last request wins, except that a cancel is never
+  // turned into a pause.
+  enum class StopRequest { none, pause, cancel, shutdown };
+  static const char* request_name(StopRequest request);  // "", "pause", "cancel", "shutdown"
+
   struct Worker {
     std::thread thread;
     CancelFlag cancel;
     std::string backend;
-    std::string stop_request;  // "", "pause", "cancel", "shutdown"
+    StopRequest stop_request = StopRequest::none;
+    // The request the run's interruption was settled by (read under the lock when the run
+    // asked); a different request that came after it is applied when the worker ends.
+    std::optional<StopRequest> acted_on;
     bool finished = false;
   };
 
@@ -96,8 +111,17 @@ class CampaignManager {
   CampaignRunResult run_campaign_once(std::int64_t id, Worker* worker);
   // Records the campaign as failed with `what` (best effort).
   void record_failure(std::int64_t id, const std::string& what);
-  // What the worker's stop request makes of an interruption (pause, cancel, shutdown).
+  // What the worker's stop request makes of an interruption (pause, cancel, shutdown); records
+  // the request as the one acted on.
   InterruptAction interrupt_action(Worker* worker);
+  // A pause or cancel of a campaign no worker is running: its stored state, settled here
+  // (settle_interrupted). Throws CampaignConflict when the state does not allow it.
+  void stop_idle_locked(std::int64_t id, StopRequest request);
+  // The worker's last act under the lock, with `finished`: a pause or cancel that came after
+  // the run settled its end (or after it ended on its own) is applied to the stored state now,
+  // as if it had come a moment later, to a campaign no worker runs. No request is lost between
+  // the decision and the worker's end.
+  void settle_late_request_locked(std::int64_t id, Worker* worker);
   CampaignRecord record_or_throw(std::int64_t id);
 
   Store& store_;

@@ -22,12 +22,4 @@ inline std::vector<std::filesystem::path> inputs(const std::string& target) {
   return files;
 }
 
-// The file's bytes, NULs included.
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace colltune::fuzz_inputs

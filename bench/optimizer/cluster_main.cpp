@@ -24,6 +24,7 @@
 #include "bench/optimizer/landscape.h"
 #include "bench/optimizer/sim_landscape.h"
 #include "bench/optimizer/simulation.h"
+#include "campaign/comm_sizes.h"
 #include "core/rng.h"
 #include "core/stats.h"
 #include "optimizer/cluster_strategy.h"
@@ -51,21 +52,6 @@ double quantile(std::vector<double> v, double q) {
   std::size_t lo = static_cast<std::size_t>(pos);
   std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (pos - lo) * (v[hi] - v[lo]);
-}
-
-std::vector<int> parse_sizes(const std::string& text) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    std::size_t comma = text.find(',', pos);
-    std::string item =
-        text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    if (!item.empty()) out.push_back(std::stoi(item));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 // Decision time of bo-cluster for one batch at `sizes` x the collective's spaces x 19 message
@@ -344,7 +330,7 @@ int main(int argc, char** argv) {
   app.add_option("--timing-rows", timing_rows,
                  "only time bo-cluster's decisions after these numbers of runs (no --sim)")
       ->delimiter(',');
-  app.add_option("--comm-sizes", sizes_text, "comma-separated comm sizes");
+  app.add_option("--comm-sizes", sizes_text, "comm sizes, as tune --np takes them (2,4,8 or 2:64)");
   app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
   app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
   app.add_option("--seeds", seeds, "seeds per method");
@@ -374,8 +360,11 @@ int main(int argc, char** argv) {
     }
     const auto collective = parse_collective(collective_name);
     if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
-    const std::vector<int> sizes = parse_sizes(sizes_text);
-    if (sizes.size() < 2) throw std::invalid_argument("--comm-sizes needs at least two sizes");
+    // As `colltune tune --np` reads them (2,4,8 or 2:64): a size given twice is refused (it
+    // would build and score the same landscape twice).
+    const std::vector<int> sizes = parse_comm_sizes(sizes_text, "--comm-sizes");
+    if (sizes.size() < 2 && !build_only)
+      throw std::invalid_argument("--comm-sizes needs at least two sizes (one with --build-only)");
     if (!timing_rows.empty()) {
       timing(*collective, sizes, timing_rows, batch);
       return 0;

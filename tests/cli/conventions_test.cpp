@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/file_text.h"
 #include "runner/process.h"
 #include "slurm/batch_script.h"
 
@@ -70,9 +71,9 @@ std::string joined(const std::vector<std::string>& command) {
 }
 
 TEST(CliConventions, EveryHelpListsExitCodesAndDocsCliHasEveryCommand) {
-  std::ifstream in(fs::path(COLLTUNE_SOURCE_DIR) / "docs" / "cli.md");
-  ASSERT_TRUE(in) << "docs/cli.md";
-  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  const auto cli_md = read_file_text(fs::path(COLLTUNE_SOURCE_DIR) / "docs" / "cli.md");
+  ASSERT_TRUE(cli_md) << "docs/cli.md";
+  const std::string& doc = *cli_md;
   for (const auto& command : kCommands) {
     const std::string help = help_of(command);
     EXPECT_NE(help.find("Exit codes:\n"), std::string::npos) << joined(command) << "\n" << help;

@@ -17,13 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "campaign/campaign_engine.h"
+#include "campaign/campaign_spec.h"
+#include "campaign/report.h"
+#include "campaign/store.h"
 #include "cli/report_file.h"
 #include "core/algorithm_table.h"
+#include "core/file_text.h"
 #include "runner/sim_backend.h"
-#include "campaign/campaign_engine.h"
-#include "campaign/report.h"
-#include "campaign/campaign_spec.h"
-#include "campaign/store.h"
 #include "tests/support/process_runner.h"
 
 namespace colltune {
@@ -391,13 +392,6 @@ int run(const std::vector<std::string>& argv, std::string* out = nullptr) {
   return r.exit_code;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(ReportCommand, TuneAndReportWriteTheHtmlPage) {
   const fs::path dir =
       fs::path(::testing::TempDir()) / ("report-cli-" + std::to_string(::getpid()));
@@ -418,11 +412,11 @@ TEST(ReportCommand, TuneAndReportWriteTheHtmlPage) {
   ASSERT_EQ(run({COLLTUNE_BINARY, "report", "--db", db, "--campaign", "1", "-o",
                  (dir / "again.html").string()}),
             0);
-  const std::string page = slurp(dir / "tune.html");
+  const std::string page = read_file_text(dir / "tune.html").value_or("");
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   parse_html(page);
   EXPECT_NE(page.find("class=\"latency-chart\""), std::string::npos);
-  EXPECT_EQ(page, slurp(dir / "again.html"));
+  EXPECT_EQ(page, read_file_text(dir / "again.html").value_or(""));
   EXPECT_FALSE(fs::exists(dir / "again.html.tmp"));
 
   std::string json_text;

@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 
+#include "core/file_text.h"
 #include "core/version.h"
 #include "runner/process.h"
 
@@ -99,9 +100,9 @@ void collect_keys(const json& j, const std::string& section, std::set<std::strin
 }
 
 TEST_F(ReportJsonTest, EveryKeyIsDocumented) {
-  std::ifstream in(fs::path(COLLTUNE_SOURCE_DIR) / "docs" / "report.md");
-  ASSERT_TRUE(in) << "docs/report.md";
-  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  const auto report_md = read_file_text(fs::path(COLLTUNE_SOURCE_DIR) / "docs" / "report.md");
+  ASSERT_TRUE(report_md) << "docs/report.md";
+  const std::string& doc = *report_md;
   std::set<std::string> keys;
   collect_keys(report_json(), "", keys);
   ASSERT_GT(keys.size(), 40u);

@@ -9,6 +9,7 @@
 
 #include "campaign/database_owner.h"
 #include "campaign/store.h"
+#include "core/file_text.h"
 #include "runner/process.h"
 
 namespace colltune {
@@ -72,10 +73,7 @@ TEST_F(RulesCliTest, DeployKeepsHistoryAndRollbackRestores) {
   ASSERT_EQ(
       colltune({"rules", "deploy", second, "--to", target, "--ompi", "4.1.4", "--force"}).exit_code,
       0);
-  auto read = [&] {
-    std::ifstream in(target);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
+  auto read = [&] { return read_file_text(target).value_or(""); };
   EXPECT_EQ(read(), "1\n7\n1\n4\n1\n0 1 0 0\n");
   ASSERT_EQ(colltune({"rules", "rollback", "--to", target}).exit_code, 0);
   EXPECT_EQ(read(), kGood);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/app.h"
+#include "core/file_text.h"
 #include "server/auth.h"
 #include "server/config.h"
 
@@ -73,20 +74,14 @@ void for_each_command(CLI::App* app, const std::string& name,
     for_each_command(sub, name + "-" + sub->get_name(), visit);
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(GeneratedDocs, EveryCommandHasAManPageWithItsOptions) {
   CLI::App app;
   configure_app(app);
   std::set<std::string> expected;
   for_each_command(&app, "colltune", [&](CLI::App* cmd, const std::string& name) {
     expected.insert(name + ".1");
-    const std::string page = read(fs::path(COLLTUNE_MAN_DIR) / (name + ".1"));
+    const std::string page =
+        read_file_text(fs::path(COLLTUNE_MAN_DIR) / (name + ".1")).value_or("");
     ASSERT_FALSE(page.empty()) << name << ".1 missing";
     std::string title;  // roff writes each '-' of the name as \-
     for (char c : name) title += c == '-' ? std::string("\\-") : std::string(1, c);
@@ -107,7 +102,7 @@ TEST(GeneratedDocs, EveryCommandHasAManPageWithItsOptions) {
 }
 
 TEST(GeneratedDocs, CompletionNamesEveryCommandAndOption) {
-  const std::string script = read(COLLTUNE_COMPLETION_FILE);
+  const std::string script = read_file_text(COLLTUNE_COMPLETION_FILE).value_or("");
   ASSERT_FALSE(script.empty());
   EXPECT_NE(script.find("complete -F _colltune colltune"), std::string::npos);
   CLI::App app;

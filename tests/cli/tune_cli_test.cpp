@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "campaign/store.h"
+#include "core/file_text.h"
 #include "runner/process.h"
 
 namespace colltune {
@@ -244,9 +245,7 @@ TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
   ASSERT_GE(runs_before, 2);
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 130);
-  std::ifstream err_in(err_path);
-  const std::string err_text((std::istreambuf_iterator<char>(err_in)),
-                             std::istreambuf_iterator<char>());
+  const std::string err_text = read_file_text(err_path).value_or("");
   const auto hint = resume_hint_argv(err_text);
   ASSERT_FALSE(hint.empty()) << err_text;
   ASSERT_FALSE(fs::exists(dir_ / "sim-rules.conf"));
@@ -394,8 +393,7 @@ TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
   EXPECT_EQ(predicted, (std::set<int>{3, 5, 6, 7}));
   EXPECT_NE(r.stdout_text.find("reduce: measured P=2,4,8"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("predicted P=3,5,6,7"), std::string::npos) << r.stdout_text;
-  std::ifstream rules(dir_ / "wc.conf");
-  const std::string text((std::istreambuf_iterator<char>(rules)), {});
+  const std::string text = read_file_text(dir_ / "wc.conf").value_or("");
   EXPECT_NE(text.find("reduce P=5: PREDICTED"), std::string::npos) << text;
   EXPECT_NE(text.find("reduce above 8 ranks"), std::string::npos) << text;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/algorithm_table.h"
+#include "core/file_text.h"
 #include "core/ompi_version.h"
 #include "tests/fuzz_inputs.h"
 
@@ -18,7 +19,6 @@ namespace colltune {
 namespace {
 
 using fuzz_inputs::inputs;
-using fuzz_inputs::slurp;
 
 void expect_sane(const AlgorithmTable& table, const std::string& what) {
   for (const auto& [collective, entry] : table.entries()) {
@@ -37,7 +37,7 @@ TEST(OmpiInfoFuzzRegression, SavedInputsGiveATableOrACleanError) {
   int parsed = 0;
   for (const auto& f : files) {
     try {
-      expect_sane(AlgorithmTable::from_ompi_info(slurp(f)), f.string());
+      expect_sane(AlgorithmTable::from_ompi_info(read_file_text(f).value_or("")), f.string());
       ++parsed;
     } catch (const std::runtime_error&) {
     }

@@ -61,6 +61,10 @@ TEST(ClusterWarmStart, ReMeasuresThePicksThenReusesTheEarlierRunsShifted) {
   // Only the configuration not re-measured was reused, at 80 us x 1.1.
   const auto summary = s->summary();
   EXPECT_EQ(summary.at("reused_runs"), 1) << summary.dump();
+  // Per comm size, as the engine's final phase counts them in its cap.
+  EXPECT_EQ(s->reused_runs(4), 1);
+  EXPECT_EQ(s->reused_runs(16), 0);
+  EXPECT_EQ(copy->reused_runs(4), 1);  // restored with the state
   ASSERT_EQ(summary.at("shift").size(), 1u);
   EXPECT_NEAR(summary.at("shift")[0].at("mean_log_shift").get<double>(), std::log(1.1), 1e-9);
   bool seen = false;

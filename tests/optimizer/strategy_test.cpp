@@ -319,6 +319,43 @@ TEST(BayesStrategy, RestoresAStateWithAnotherHyperParameterCount) {
   EXPECT_EQ(t.recommend().size(), sizes().size());
 }
 
+// A warm start's earlier runs are data for the configurations not measured again; the strategy
+// says how many it uses (the engine's final phase counts them with the search's own runs).
+TEST(BayesStrategy, SaysHowManyEarlierRunsItUsesAsData) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  SearchSpace space(Collective::bcast, 8, table);
+  StrategyOptions options;
+  options.seed = 3;
+  options.msg_sizes = {1024, 65536};
+  auto eval = [&](const TuningConfig& c, double us) {
+    return Evaluation{c, options.msg_sizes, {us, 40 * us}};
+  };
+  const TuningConfig a{6, 0, 0}, b{2, 65536, 2}, c{1, 0, 0};
+  nlohmann::json prior = nlohmann::json::array();
+  for (const auto& [config, us] : std::vector<std::pair<TuningConfig, double>>{
+           {TuningConfig{}, 10}, {a, 8}, {a, 8.5}, {b, 12}, {c, 9}, {c, 9.5}, {c, 9.2}})
+    prior.push_back(eval(config, us));
+  Evaluation failed = eval(TuningConfig{5, 0, 0}, 1);
+  failed.failed = true;
+  prior.push_back(failed);  // a failed run is no data
+  options.warm_start_points = {a};
+  options.warm_start_state = {{"strategy", "bo"}, {"evaluations", prior}};
+  auto strategy = make_strategy("bo", space, options);
+  EXPECT_EQ(strategy->reused_runs(), 0);  // nothing re-measured yet: no shift, no data
+  strategy->observe(eval(TuningConfig{}, 11));
+  // The default was measured again: the other configurations' 6 runs are data.
+  EXPECT_EQ(strategy->reused_runs(), 6);
+  strategy->observe(eval(a, 8.8));
+  EXPECT_EQ(strategy->reused_runs(), 4);  // a's two runs are replaced by its new one
+  // Cold: none.
+  StrategyOptions cold = options;
+  cold.warm_start_points.clear();
+  cold.warm_start_state = nullptr;
+  auto plain = make_strategy("bo", space, cold);
+  plain->observe(eval(TuningConfig{}, 11));
+  EXPECT_EQ(plain->reused_runs(), 0);
+}
+
 TEST(BayesStrategy, FailedConfigurationsAreNotRetried) {
   SearchSpace space(Collective::bcast, 8, table());
   BayesStrategy s(space, options(9));

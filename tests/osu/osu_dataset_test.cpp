@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/collective.h"
+#include "core/file_text.h"
 #include "osu/osu_command.h"
 #include "osu/osu_output.h"
 
@@ -28,13 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kDataset = fs::path(COLLTUNE_ORNL_DATA);
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Rows of a CSV without quoting (both dataset files are plain), header row first.
 std::vector<std::vector<std::string>> read_csv(const fs::path& path) {
@@ -131,7 +125,7 @@ TEST(OsuDataset, EveryRealOutputMatchesTheDatasetTables) {
   std::vector<std::string> errors_in_unflagged_files;
   for (const auto& [file, entry] : index) {
     SCOPED_TRACE(file);
-    const std::string text = read_file(kDataset / file);
+    const std::string text = read_file_text(kDataset / file).value_or("");
     ASSERT_FALSE(text.empty());
     const OsuParseResult result = parse_osu_output(text);
 

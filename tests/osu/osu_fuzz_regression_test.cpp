@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/file_text.h"
 #include "osu/osu_output.h"
 #include "tests/fuzz_inputs.h"
 
@@ -18,14 +19,13 @@ namespace colltune {
 namespace {
 
 using fuzz_inputs::inputs;
-using fuzz_inputs::slurp;
 
 TEST(OsuFuzzRegression, SavedInputsParseOrFailCleanly) {
   const auto files = inputs("osu_output_fuzzer");
   ASSERT_GE(files.size(), 20u) << COLLTUNE_FUZZ_DIR;
   int ok = 0;
   for (const auto& f : files) {
-    const std::string input = slurp(f);
+    const std::string input = read_file_text(f).value_or("");
     std::string_view out = input;
     std::string_view err;
     if (const auto nul = out.find('\0'); nul != std::string_view::npos) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/file_text.h"
 #include "osu/osu_command.h"
 #include "osu/osu_output.h"
 
@@ -15,11 +16,9 @@ namespace colltune {
 namespace {
 
 std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(COLLTUNE_OSU_TEST_DATA) + "/" + name, std::ios::binary);
-  EXPECT_TRUE(in) << "missing fixture " << name;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const auto text = read_file_text(std::string(COLLTUNE_OSU_TEST_DATA) + "/" + name);
+  EXPECT_TRUE(text) << "missing fixture " << name;
+  return text.value_or("");
 }
 
 constexpr const char* kBcastHead =

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.h"
+
 namespace colltune {
 namespace {
 
@@ -23,13 +25,6 @@ class RulesDeployTest : public ::testing::Test {
     target_ = dir_ / "tuned.rules";
   }
   void TearDown() override { fs::remove_all(dir_); }
-
-  static std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
 
   DeployProvenance provenance(const std::string& campaign) {
     DeployProvenance p;
@@ -47,7 +42,7 @@ TEST_F(RulesDeployTest, DeployKeepsNumberedHistoryWithProvenance) {
   DeployResult first = deploy_rules("1 7 1 2 1 0 1 0 0\n", target_, provenance("c1"));
   EXPECT_EQ(first.version, 1);
   EXPECT_EQ(first.previous, 0);
-  EXPECT_EQ(slurp(target_), "1 7 1 2 1 0 1 0 0\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "1 7 1 2 1 0 1 0 0\n");
   struct stat st;
   ASSERT_EQ(::stat(target_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);  // readable by every rank's user
@@ -62,7 +57,7 @@ TEST_F(RulesDeployTest, DeployKeepsNumberedHistoryWithProvenance) {
   EXPECT_EQ(history[1].provenance.campaign, "c1");
   EXPECT_EQ(history[2].provenance.fingerprint, "abc123");
   EXPECT_GT(history[2].provenance.time, 1.6e9);
-  EXPECT_EQ(slurp(history[1].rules_path), "1 7 1 2 1 0 1 0 0\n");
+  EXPECT_EQ(read_file_text(history[1].rules_path).value_or(""), "1 7 1 2 1 0 1 0 0\n");
   EXPECT_TRUE(fs::exists(history_dir(target_) / "0002.conf"));
   EXPECT_TRUE(fs::exists(history_dir(target_) / "0002.json"));
   EXPECT_EQ(active_version(target_), 2);
@@ -76,9 +71,9 @@ TEST_F(RulesDeployTest, RollbackWalksBackOneDeployPerCall) {
   deploy_rules("B\n", target_, provenance("b"));
   deploy_rules("C\n", target_, provenance("c"));
   EXPECT_EQ(rollback_rules(target_).version, 2);
-  EXPECT_EQ(slurp(target_), "B\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "B\n");
   EXPECT_EQ(rollback_rules(target_).version, 1);
-  EXPECT_EQ(slurp(target_), "A\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "A\n");
   // Back to the state before colltune: the file did not exist.
   EXPECT_EQ(rollback_rules(target_).version, 0);
   EXPECT_FALSE(fs::exists(target_));
@@ -96,9 +91,9 @@ TEST_F(RulesDeployTest, PreexistingFileIsKeptForRollback) {
     out << "site rules\n";
   }
   deploy_rules("new\n", target_, provenance("x"));
-  EXPECT_EQ(slurp(target_), "new\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "new\n");
   rollback_rules(target_);
-  EXPECT_EQ(slurp(target_), "site rules\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "site rules\n");
 }
 
 TEST_F(RulesDeployTest, DeployFromAFile) {
@@ -108,7 +103,7 @@ TEST_F(RulesDeployTest, DeployFromAFile) {
     out << "1 7 1 2 1 0 3 0 0\n";
   }
   EXPECT_EQ(deploy_rules_file(source, target_, provenance("f")).version, 1);
-  EXPECT_EQ(slurp(target_), "1 7 1 2 1 0 3 0 0\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "1 7 1 2 1 0 3 0 0\n");
   EXPECT_THROW(deploy_rules_file(dir_ / "missing", target_, provenance("f")), DeployError);
 }
 
@@ -137,7 +132,7 @@ TEST_F(RulesDeployTest, RefusesASymlinkTarget) {
   fs::create_symlink(real, target_);
   EXPECT_THROW(deploy_rules("x\n", target_, provenance("s")), DeployRefused);
   EXPECT_TRUE(fs::is_symlink(target_));
-  EXPECT_EQ(slurp(real), "precious\n");
+  EXPECT_EQ(read_file_text(real).value_or(""), "precious\n");
   EXPECT_FALSE(fs::exists(history_dir(target_)));
 }
 
@@ -160,9 +155,9 @@ TEST_F(RulesDeployTest, RefusesASymlinkedHistoryFolderAndLinksInside) {
   fs::remove(entry);
   fs::create_symlink(secret, entry);
   EXPECT_THROW(rollback_rules(target_), DeployRefused);
-  EXPECT_EQ(slurp(target_), "B\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "B\n");
   EXPECT_THROW(deploy_rules("C\n", target_, provenance("c")), DeployRefused);
-  EXPECT_EQ(slurp(target_), "B\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "B\n");
 }
 
 TEST_F(RulesDeployTest, AFifoNeverHangsTheCommand) {
@@ -199,7 +194,7 @@ TEST_F(RulesDeployTest, KeepsTheLiveFilesPermissions) {
   rollback_rules(target_);
   ASSERT_EQ(::stat(target_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
-  EXPECT_EQ(slurp(target_), "site\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "site\n");
 }
 
 // Issue 20.6: the daemon takes a deploy back when its database record fails.
@@ -207,7 +202,7 @@ TEST_F(RulesDeployTest, UndoDeployRestoresThePreviousVersionAndForgetsIt) {
   deploy_rules("A\n", target_, provenance("a"));
   DeployResult b = deploy_rules("B\n", target_, provenance("b"));
   undo_deploy(b);
-  EXPECT_EQ(slurp(target_), "A\n");
+  EXPECT_EQ(read_file_text(target_).value_or(""), "A\n");
   EXPECT_EQ(active_version(target_), 1);
   EXPECT_FALSE(fs::exists(history_dir(target_) / "0002.conf"));
   EXPECT_EQ(deploy_history(target_).size(), 2u);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_text.h"
 #include "rules/rules_reader.h"
 #include "rules/rules_validate.h"
 #include "tests/fuzz_inputs.h"
@@ -19,7 +20,6 @@ namespace colltune {
 namespace {
 
 using fuzz_inputs::inputs;
-using fuzz_inputs::slurp;
 
 constexpr RulesDialect kDialects[] = {RulesDialect::ompi_4_1, RulesDialect::ompi_v2,
                                       RulesDialect::ompi_main};
@@ -29,7 +29,7 @@ TEST(RulesFuzzRegression, SavedInputsGetAVerdictInEveryDialect) {
   ASSERT_GE(files.size(), 30u) << COLLTUNE_FUZZ_DIR;
   int loaded = 0;
   for (const auto& f : files) {
-    const std::string text = slurp(f);
+    const std::string text = read_file_text(f).value_or("");
     for (RulesDialect dialect : kDialects) {
       RulesReadResult read;
       ASSERT_NO_THROW(read = read_rules_text(text, dialect)) << f;

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/file_text.h"
 #include "runner/process.h"
 #include "server/config.h"
 #include "server/daemon.h"
@@ -184,11 +185,8 @@ class DaemonProcess {
     const std::regex listening("listening on (https?://[^ ]+)");
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-      std::ifstream in(log_);
-      std::stringstream text;
-      text << in.rdbuf();
       std::smatch m;
-      const std::string s = text.str();
+      const std::string s = log();
       if (std::regex_search(s, m, listening)) return url_ = m[1];
       int status = 0;
       if (::waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -211,12 +209,7 @@ class DaemonProcess {
   }
 
   const std::string& url() const { return url_; }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string log() const { return read_file_text(log_).value_or(""); }
 
  private:
   std::string binary_;

@@ -5,6 +5,7 @@
 // Needs root (mount); skipped with the reason otherwise.
 #include <fcntl.h>
 
+#include "core/file_text.h"
 #include "rules/rules_deploy.h"
 #include "tests/server/fault_test_support.h"
 
@@ -45,8 +46,8 @@ class RulesDirFixture {
 
   TimedDeploy deploy(std::size_t which) {
     auto client = fault_client(url_);
-    auto res = client.Post("/api/v1/rules/" + std::to_string(versions_.at(which)) + "/deploy", R"({"force":true})",
-                           "application/json");
+    auto res = client.Post("/api/v1/rules/" + std::to_string(versions_.at(which)) + "/deploy",
+                           R"({"force":true})", "application/json");
     return answer(res);
   }
   TimedDeploy rollback() {
@@ -101,7 +102,7 @@ void fill(const std::string& dir, const std::string& file, std::size_t leave) {
 
 // The live file holds `content` and the deploy history says the same.
 void expect_live(RulesDirFixture& f, std::size_t which, const std::string& when) {
-  EXPECT_EQ(read_text_file(f.target()), f.content(which))
+  EXPECT_EQ(read_file_text(f.target()).value_or(""), f.content(which))
       << when << ": the live rules file changed";
   EXPECT_EQ(f.deployed_to(which), f.target()) << when;
 }
@@ -129,7 +130,7 @@ TEST(FaultRulesDir, DiskFullKeepsTheLastGoodRulesDeployed) {
     ++attempts;
     if (d.status == 200) {
       deployed_with = pages;
-      EXPECT_EQ(read_text_file(f.target()), f.content(1));
+      EXPECT_EQ(read_file_text(f.target()).value_or(""), f.content(1));
       break;
     }
     ++refused;
@@ -142,11 +143,11 @@ TEST(FaultRulesDir, DiskFullKeepsTheLastGoodRulesDeployed) {
   EXPECT_GE(refused, 1) << "a full disk did not stop the deploy";
   // Space back: deploy, then roll back to the first file.
   fs::remove(filler);
-  if (deployed_with == 0 || read_text_file(f.target()) != f.content(1)) {
+  if (deployed_with == 0 || read_file_text(f.target()).value_or("") != f.content(1)) {
     const auto d = f.deploy(1);
     EXPECT_EQ(d.status, 200) << d.message;
   }
-  EXPECT_EQ(read_text_file(f.target()), f.content(1));
+  EXPECT_EQ(read_file_text(f.target()).value_or(""), f.content(1));
   const auto back = f.rollback();
   EXPECT_EQ(back.status, 200) << back.message;
   expect_live(f, 0, "after the rollback");
@@ -182,7 +183,7 @@ TEST(FaultRulesDir, ReadOnlyRulesDirKeepsTheLastGoodRules) {
   guard.release();
   const auto again = f.deploy(1);
   EXPECT_EQ(again.status, 200) << again.message;
-  EXPECT_EQ(read_text_file(f.target()), f.content(1));
+  EXPECT_EQ(read_file_text(f.target()).value_or(""), f.content(1));
   report_fault(
       "rules_dir read-only (bind mount remounted ro) after a first deploy", "1 deploy + 1 rollback",
       "both fail with a clear reason; last good rules stay live; deploy works once writable",

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "campaign/store.h"
+#include "core/file_text.h"
 #include "tests/server/daemon_test_support.h"
 
 namespace colltune::testing {
@@ -218,12 +219,5 @@ class MountGuard {
  private:
   std::string dir_;
 };
-
-inline std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 }  // namespace colltune::testing

@@ -17,14 +17,15 @@
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
+#include "campaign/report.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
+#include "core/file_text.h"
 #include "optimizer/search_space.h"
 #include "runner/backend_factory.h"
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
-#include "campaign/report.h"
 
 namespace colltune {
 namespace {
@@ -207,8 +208,7 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
   EXPECT_FALSE(first.verification.at("deployable").get<bool>());
   EXPECT_EQ(first.verification.at("reverted").size(), 1u);
   // The file on disk is the rewritten version, and it was traced again.
-  std::ifstream in(options.rules_path);
-  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string on_disk = read_file_text(options.rules_path).value_or("");
   EXPECT_EQ(on_disk, newest.content);
   EXPECT_NE(first.content, newest.content);
   int verify_jobs = 0;

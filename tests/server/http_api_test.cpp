@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file_text.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/tls_test_cert.h"
 
@@ -23,13 +24,6 @@ std::int64_t create_campaign(httplib::Client& client, const json& spec) {
   EXPECT_TRUE(c.contains("id"));
   EXPECT_TRUE(c.contains("state"));
   return c.at("id").get<std::int64_t>();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 TEST(HttpApi, HealthIsPublicAndReadsNeedAToken) {
@@ -274,22 +268,22 @@ TEST(HttpApi, DeployWritesOnlyIntoRulesDirAndRollsBack) {
     const auto snippet = answer.at("mca_snippet");
     EXPECT_TRUE(snippet.at("detected").get<bool>()) << snippet.dump();
     EXPECT_EQ(snippet.at("params_file"), "/etc/openmpi/openmpi-mca-params.conf");
-    EXPECT_NE(snippet.at("text").get<std::string>().find(
-                  "coll_tuned_dynamic_rules_filename = " + target),
-              std::string::npos);
+    EXPECT_NE(
+        snippet.at("text").get<std::string>().find("coll_tuned_dynamic_rules_filename = " + target),
+        std::string::npos);
   }
-  EXPECT_EQ(slurp(target), d.daemon().store().rules_version(v1)->content);
+  EXPECT_EQ(read_file_text(target).value_or(""), d.daemon().store().rules_version(v1)->content);
   res = client.Post("/api/v1/rules/" + std::to_string(v2) + "/deploy",
                     R"({"name":"tuned.conf","force":true})", "application/json");
   ASSERT_EQ(res->status, 200) << res->body;
-  EXPECT_EQ(slurp(target), d.daemon().store().rules_version(v2)->content);
+  EXPECT_EQ(read_file_text(target).value_or(""), d.daemon().store().rules_version(v2)->content);
   EXPECT_EQ(d.daemon().store().rules_version(v2)->deployed_to, target);
   EXPECT_EQ(d.daemon().store().rules_version(v1)->deployed_to, "");
 
   res = client.Post("/api/v1/rules/rollback", R"({"name":"tuned.conf"})", "application/json");
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body).at("rules_version_id"), v1);
-  EXPECT_EQ(slurp(target), d.daemon().store().rules_version(v1)->content);
+  EXPECT_EQ(read_file_text(target).value_or(""), d.daemon().store().rules_version(v1)->content);
   EXPECT_EQ(d.daemon().store().rules_version(v1)->deployed_to, target);
   EXPECT_EQ(d.daemon().store().rules_version(v2)->deployed_to, "");
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "campaign/campaign_spec.h"
+#include "core/file_text.h"
 #include "server/config.h"
 #include "tests/fuzz_inputs.h"
 
@@ -21,7 +22,6 @@ namespace colltune {
 namespace {
 
 using fuzz_inputs::inputs;
-using fuzz_inputs::slurp;
 
 TEST(ParsersFuzzRegression, CampaignSpecsParseOrNameTheField) {
   const auto files = inputs("campaign_spec_fuzzer");
@@ -29,7 +29,7 @@ TEST(ParsersFuzzRegression, CampaignSpecsParseOrNameTheField) {
   int accepted = 0;
   int rejected = 0;
   for (const auto& f : files) {
-    const auto j = nlohmann::json::parse(slurp(f), nullptr, false);
+    const auto j = nlohmann::json::parse(read_file_text(f).value_or(""), nullptr, false);
     if (j.is_discarded()) continue;
     try {
       const CampaignSpec spec = parse_campaign_spec(j);
@@ -84,7 +84,7 @@ TEST(ParsersFuzzRegression, DaemonConfigsParseOrNameTheKey) {
   int accepted = 0;
   int rejected = 0;
   for (const auto& f : files) {
-    const std::string text = slurp(f);
+    const std::string text = read_file_text(f).value_or("");
     const auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) {
       // Override inputs: first byte picks the key, the rest is the flag / variable text.

@@ -374,6 +374,63 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
   fs::remove_all(dir);
 }
 
+// A per-context campaign re-tuned warm-started, with the paired final phase (the default): the
+// warm search re-measures a few configurations and reuses the earlier runs as data, so it makes
+// far fewer runs than a cold search; the final phase's cap ("never more runs than the search
+// made") counts the reused runs too, so it still has the pairs to prove the gains a cold
+// campaign proves (without them: one or two pairs per candidate, and no gain proven at all).
+TEST(RetuneWarmStart, APerContextReTuneCanStillProveTheGainsACampaignProves) {
+  const fs::path db =
+      fs::temp_directory_path() / ("retune-warm-paired-" + std::to_string(::getpid()) + ".db");
+  fs::remove(db);
+  Store store(db.string());
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const auto base = sim::load_profile("pise");
+  const auto changed = perturbed(base, 0.8, 1.2);  // network 20 % slower
+  auto run = [&](const sim::ClusterProfile& profile, std::uint64_t seed, std::int64_t from) {
+    SimBackendOptions o;
+    o.seed = seed;
+    SimBackend backend(profile, o);
+    CampaignSpec spec = parse_campaign_spec(
+        {{"name", from ? "warm" : "cold"},
+         {"backend", "sim"},
+         {"contexts", {{{"collective", "reduce"}, {"comm_size", 4}, {"nodes", 2}}}},
+         {"sizes", "4:64K"},
+         {"strategy", "bo"},
+         {"batch_size", 4},
+         {"seed", seed}});
+    EXPECT_EQ(spec.final_method, "paired");
+    spec.warm_start_from = from;
+    const auto id = CampaignEngine::create_campaign(store, spec);
+    CampaignEngine engine(store, backend, table);
+    CancelFlag cancel;
+    EXPECT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+    return store.contexts(id).at(0);
+  };
+  auto tuned = [](const ContextRecord& c) {
+    int n = 0;
+    for (const auto& k : c.result.at("picks")) n += k.at("best").at("algorithm").get<int>() != 0;
+    return n;
+  };
+  auto runs = [&](const ContextRecord& c, const char* purpose) {
+    return store.runs_of_context(c.id, purpose).size();
+  };
+  const ContextRecord first = run(base, 2, 0);
+  const ContextRecord cold = run(changed, 102, 0);
+  const ContextRecord warm = run(changed, 102, first.campaign_id);
+  std::printf(
+      "reduce P=4 on 2 nodes: first campaign %zu search / %zu final runs, %d sizes tuned; "
+      "cold %zu / %zu, %d; warm %zu / %zu, %d\n",
+      runs(first, "search"), runs(first, "final"), tuned(first), runs(cold, "search"),
+      runs(cold, "final"), tuned(cold), runs(warm, "search"), runs(warm, "final"), tuned(warm));
+  ASSERT_GT(tuned(cold), 0);
+  EXPECT_LT(runs(warm, "search"), runs(cold, "search"));
+  // The warm final phase ran more than its own search's runs: the reused ones count.
+  EXPECT_GT(runs(warm, "final"), runs(warm, "search"));
+  EXPECT_GE(2 * tuned(warm), tuned(cold));
+  fs::remove(db);
+}
+
 // The warm start saves search: since bo spends at most 20 % of the space cold, the campaign's fixed
 // final phase (finalists + default re-measured) is a large share of both, so the whole campaign
 // only has to be cheaper, while its search must cost at most half.

@@ -8,6 +8,7 @@
 
 #include "campaign/database_owner.h"
 #include "campaign/rules_deployment.h"
+#include "core/file_text.h"
 
 namespace colltune {
 namespace {
@@ -112,6 +113,71 @@ TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
     sqlite3_close(db);
   }
   EXPECT_THROW(Store store(newer), sql::Error);
+}
+
+// The newest event of a type (the metrics ask for rare ones: the last sentinel report, the last
+// retune) is found through an index on the events' type, which a store of an older schema gets
+// when it is opened; its events are all still there.
+TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
+  auto plan = [&](const std::string& path) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db,
+                                 "EXPLAIN QUERY PLAN SELECT id, campaign_id, type, payload, time "
+                                 "FROM events WHERE type = ? ORDER BY id DESC LIMIT 1",
+                                 -1, &stmt, nullptr),
+              SQLITE_OK);
+    std::string text;
+    while (sqlite3_step(stmt) == SQLITE_ROW)
+      text += reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3)) + std::string("\n");
+    sqlite3_finalize(stmt);
+    int version = 0;
+    sqlite3_exec(
+        db, "PRAGMA user_version",
+        [](void* v, int, char** row, char**) {
+          *static_cast<int*>(v) = std::atoi(row[0]);
+          return 0;
+        },
+        &version, nullptr);
+    sqlite3_close(db);
+    return std::make_pair(version, text);
+  };
+  std::int64_t last_retune = 0;
+  {
+    Store store(path_);
+    const auto c = store.create_campaign("c", {}, "done");
+    for (int i = 0; i < 50; ++i) {
+      store.add_event(c, "run", {{"n", i}});
+      if (i == 10) last_retune = store.add_event(std::nullopt, "retune_started", {{"n", i}});
+    }
+  }
+  auto [version, text] = plan(path_);
+  EXPECT_EQ(version, Store::kSchemaVersion);
+  EXPECT_NE(text.find("USING INDEX events_by_type"), std::string::npos) << text;
+  // A store of schema 2 (before the index): opened, it gets it and keeps its events.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr,
+                           nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  std::tie(version, text) = plan(path_);
+  ASSERT_EQ(version, 2);
+  EXPECT_NE(text.find("SCAN"), std::string::npos) << text;  // what older stores did
+  {
+    Store store(path_);
+    EXPECT_EQ(store.events_after(0, 1000).size(), 51u);
+    const auto last = store.last_event_of_type("retune_started");
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->id, last_retune);
+    EXPECT_FALSE(store.last_event_of_type("sentinel_report"));
+  }
+  std::tie(version, text) = plan(path_);
+  EXPECT_EQ(version, Store::kSchemaVersion);
+  EXPECT_NE(text.find("USING INDEX events_by_type"), std::string::npos) << text;
 }
 
 TEST_F(StoreTest, ListsCampaignsNewestFirstWithStateFilterAndEvents) {
@@ -229,10 +295,6 @@ class DeployRecordTest : public StoreTest {
     r.verification = {{"verified", true}};
     return store.add_rules_version(r);
   }
-  static std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
 };
 
 TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
@@ -241,7 +303,7 @@ TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
   const auto v2 = add_version(store, "B\n");
   const auto target = dir_ / "live.conf";
   deploy_recorded(store, *store.rules_version(v1), target, {});
-  ASSERT_EQ(slurp(target), "A\n");
+  ASSERT_EQ(read_file_text(target).value_or(""), "A\n");
   // The record of the next deploy fails after the file went live (as a full disk or a lock
   // would make it): the file must be taken back.
   {
@@ -256,7 +318,7 @@ TEST_F(DeployRecordTest, RecordFailureTakesTheFileBack) {
     sqlite3_close(raw);
   }
   EXPECT_THROW(deploy_recorded(store, *store.rules_version(v2), target, {}), sql::Error);
-  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(read_file_text(target).value_or(""), "A\n");
   EXPECT_EQ(active_version(target), 1);
   EXPECT_EQ(deploy_history(target).size(), 2u);  // 0000 (absent) and 0001; 0002 forgotten
   EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
@@ -281,7 +343,7 @@ TEST_F(DeployRecordTest, WriteLockHeldElsewhereLeavesTheFileUntouched) {
   sqlite3_exec(raw, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close(raw);
   deploy_recorded(store, *store.rules_version(v1), target, {});
-  EXPECT_EQ(slurp(target), "A\n");
+  EXPECT_EQ(read_file_text(target).value_or(""), "A\n");
   EXPECT_EQ(store.rules_version(v1)->deployed_to, target.string());
 }
 

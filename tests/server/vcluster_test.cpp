@@ -23,6 +23,7 @@
 
 #include "campaign/fingerprint.h"
 #include "campaign/store.h"
+#include "core/file_text.h"
 #include "rules/rules_reader.h"
 #include "runner/process.h"
 #include "runner/slurm_backend.h"
@@ -430,8 +431,7 @@ TEST(VirtualCluster, WholeClusterCampaignOverLayoutsVerifiedAtMeasuredAndPredict
   EXPECT_GE(runs, 4u);
 
   // The file: a block for every size 2..6 naming its layout, Open MPI's default above.
-  std::ifstream in(rules_path);
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string content = read_file_text(rules_path).value_or("");
   EXPECT_NE(content.find("bcast P=2: measured on 2 nodes x 1 ranks"), std::string::npos) << content;
   EXPECT_NE(content.find("bcast P=4: measured on 4 nodes x 1 ranks"), std::string::npos) << content;
   for (int p : {3, 5, 6}) {

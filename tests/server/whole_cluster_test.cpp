@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -235,6 +236,77 @@ TEST(ClusterSearch, PredictionSizes) {
   EXPECT_TRUE(std::count(large.begin(), large.end(), 768));
   EXPECT_FALSE(std::count(large.begin(), large.end(), 1024));
   EXPECT_LT(large.size(), 30u);
+}
+
+// A predicted block's layout is one that holds it: the nearest measured size's nodes (at most
+// one per rank) with the block's own rank count, in the file's comment, the report and the
+// tracer's probe (before: the measured size's layout as it was, e.g. 8 nodes x 1 rank named for
+// 12 ranks, 2 nodes x 1 rank for 3, and the report said only "from P=8").
+TEST(ClusterRules, APredictedBlockNamesALayoutThatHoldsIt) {
+  auto context = [](std::int64_t id, int comm_size, int nodes, int ppn) {
+    ContextRecord c;
+    c.id = id;
+    c.campaign_id = 1;
+    c.collective = Collective::bcast;
+    c.comm_size = comm_size;
+    c.nodes = nodes;
+    c.ppn = ppn;
+    c.state = "done";
+    c.result = {{"picks", {{{"msg_size", 4}, {"best", TuningConfig{}}}}}};
+    return c;
+  };
+  std::vector<ContextRecord> contexts = {context(1, 2, 2, 1), context(2, 8, 8, 1)};
+  nlohmann::json predicted = nlohmann::json::array();
+  for (int p : {3, 4, 5, 6, 7, 12})
+    predicted.push_back({{"comm_size", p},
+                         {"msg_size", 4},
+                         {"best", TuningConfig{}},
+                         {"confidence", 0.5},
+                         {"latency_us", 2.0},
+                         {"default_us", 2.0}});
+  contexts[0].result["cluster"] = {{"strategy", "bo-cluster"},
+                                   {"min_confidence", 0.8},
+                                   {"measured", {2, 8}},
+                                   {"max_comm_size", 12},
+                                   {"predicted", predicted}};
+
+  const ClusterRulesInput input = cluster_rules_input(contexts);
+  auto comment = [&](int p) {
+    for (const auto& c : input.comments)
+      if (c.rfind("bcast P=" + std::to_string(p) + ": ", 0) == 0) return c;
+    return std::string();
+  };
+  // 3 ranks cannot sit on 2 nodes x 1 rank: 3 ranks on those 2 nodes.
+  EXPECT_NE(comment(3).find("layout of P=2 (2 nodes x 1 ranks), here 3 ranks on 2 nodes"),
+            std::string::npos)
+      << comment(3);
+  // 5, 6 and 7 take 8's nodes, one rank each.
+  EXPECT_NE(comment(6).find("layout of P=8 (8 nodes x 1 ranks), here 6 nodes x 1 ranks"),
+            std::string::npos)
+      << comment(6);
+  // 12 ranks on 8 nodes (not "8 nodes x 1 ranks").
+  EXPECT_NE(comment(12).find("layout of P=8 (8 nodes x 1 ranks), here 12 ranks on 8 nodes"),
+            std::string::npos)
+      << comment(12);
+  ASSERT_FALSE(input.probes.empty());
+  EXPECT_EQ(input.probes.front().comm_size, 3);
+  EXPECT_EQ(input.probes.front().nodes, 2);
+
+  // The report: next to layout_from (the measured size), the layout itself.
+  const nlohmann::json report = cluster_report(contexts, AlgorithmTable::builtin_4_1());
+  std::map<int, nlohmann::json> layout;
+  for (const auto& p : report.at("predicted")) {
+    layout[p.at("comm_size").get<int>()] = p.at("layout");
+    const int p_size = p.at("comm_size").get<int>();
+    const int nodes = p.at("layout").at("nodes").get<int>();
+    EXPECT_LE(nodes, p_size) << p.dump();
+    if (!p.at("layout").at("ppn").is_null()) {
+      EXPECT_EQ(nodes * p.at("layout").at("ppn").get<int>(), p_size) << p.dump();
+    }
+  }
+  EXPECT_EQ(layout.at(3), nlohmann::json::parse(R"({"nodes": 2, "ppn": null})"));
+  EXPECT_EQ(layout.at(6), nlohmann::json::parse(R"({"nodes": 6, "ppn": 1})"));
+  EXPECT_EQ(layout.at(12), nlohmann::json::parse(R"({"nodes": 8, "ppn": null})"));
 }
 
 // ---- end to end on the sim backend ----

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/file_text.h"
 #include "runner/process.h"
 #include "slurm/job_folder.h"
 #include "slurm/shell_quote.h"
@@ -253,9 +254,7 @@ TEST(BatchScript, AResubmittedScriptSkipsRunsAlreadyDone) {
   spec.runs = {{"once", 30, {}, {"sh", "-c", "echo x >> \"$1\"; echo run", "sh", counter}}};
   ASSERT_EQ(execute(render_batch_script(spec), tmp.path()).exit_code, 0);
   ASSERT_EQ(execute(render_batch_script(spec), tmp.path()).exit_code, 0);
-  std::ifstream in(counter);
-  std::string all((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(all, "x\n");
+  EXPECT_EQ(read_file_text(counter).value_or(""), "x\n");
   auto facts = read_node_facts(dir);
   ASSERT_TRUE(facts);
   EXPECT_FALSE(facts->yield_when_idle);

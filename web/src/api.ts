@@ -131,6 +131,7 @@ export interface ReportResult {
   source?: 'measured' | 'predicted';
   confidence?: number | null;
   layout_from?: number;
+  layout?: { nodes: number; ppn: number | null };
   note?: string;
 }
 
