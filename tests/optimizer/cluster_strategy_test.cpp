@@ -437,6 +437,55 @@ TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
 // Beyond the measured sizes the posterior variance keeps growing with the distance (the
 // slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
 // variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
+TEST(ClusterGp, AnOffsetIsPartOfThePriorMean) {
+  // Two categories measured at 2-64 ranks whose log latency is a known offset (one grows like
+  // log2 P, the other like P) plus 0.2. A third category, never measured, with its own offset:
+  // with offsets the model predicts offset + 0.2 for it at 1024 ranks; without, a value among
+  // the measured ones, far from it.
+  const int m = 2;
+  auto offset = [](int cat, double log2p) {
+    Eigen::VectorXd o(2);
+    const double shape = cat == 0 ? log2p : cat == 1 ? std::exp2(log2p) / 8 : 3 * log2p;
+    o << shape, shape + 1;
+    return o;
+  };
+  auto data = [&](bool with_offsets) {
+    ClusterGridData d;
+    d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+    const std::vector<int> ps = {2, 4, 8, 16, 32, 64};
+    d.log_latency.resize(static_cast<int>(ps.size()) * 2, m);
+    d.repeats = Eigen::VectorXd::Ones(static_cast<int>(ps.size()) * 2);
+    int i = 0;
+    for (int cat = 0; cat < 2; ++cat)
+      for (int p : ps) {
+        ClusterRow r;
+        r.config.category = cat;
+        r.log2_comm = std::log2(p);
+        const Eigen::VectorXd o = offset(cat, r.log2_comm);
+        if (with_offsets) r.offset = o;
+        d.rows.push_back(r);
+        d.log_latency.row(i++) = (o.array() + 0.2).matrix().transpose();
+      }
+    return d;
+  };
+  ClusterRow unseen;
+  unseen.config.category = 2;
+  unseen.log2_comm = 10;
+  const Eigen::VectorXd truth = (offset(2, 10).array() + 0.2).matrix();
+  Eigen::MatrixXd mean;
+  ClusterGp with(data(true), ClusterGp::default_theta());
+  unseen.offset = offset(2, 10);
+  with.predict({unseen}, &mean, nullptr);
+  for (int s = 0; s < m; ++s) EXPECT_NEAR(mean(0, s), truth[s], 0.05);
+  ClusterGp without(data(false), ClusterGp::default_theta());
+  unseen.offset.resize(0);
+  without.predict({unseen}, &mean, nullptr);
+  for (int s = 0; s < m; ++s) EXPECT_GT(std::abs(mean(0, s) - truth[s]), 5.0);
+  // An offset of the wrong length is refused.
+  unseen.offset = Eigen::VectorXd::Zero(m + 1);
+  EXPECT_THROW(with.predict({unseen}, &mean, nullptr), std::invalid_argument);
+}
+
 TEST(ClusterGp, VarianceKeepsGrowingBeyondTheMeasuredSizes) {
   ClusterGridData d;
   const int m = 2;
