@@ -32,13 +32,6 @@ int floor_log2(int p) {
   return l;
 }
 
-int ceil_log(int p, int radix) {
-  int l = 0;
-  long long reach = 1;
-  while (reach < p) reach *= radix, ++l;
-  return l;
-}
-
 enum class Topology { chain, binary, binomial, knomial };
 
 // A tree of coll_base_topo.c (root 0), summarised by means over its ranks of what each rank's
