@@ -45,6 +45,10 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.max_fit_rows = value.get<int>();
     } else if (key == "design_budget_fraction") {
       s.design_budget_fraction = value.get<double>();
+    } else if (key == "cost_model_prices") {
+      s.cost_model_prices = value.get<bool>();
+    } else if (key == "cost_model_mean") {
+      s.cost_model_mean = value.get<bool>();
     } else {
       throw std::invalid_argument("bo-cluster: unknown setting '" + key + "'");
     }
@@ -162,13 +166,87 @@ double ClusterBayesStrategy::node_seconds() const {
   return total;
 }
 
-ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config) const {
+ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config, bool offset) const {
   ClusterRow r;
   r.config = encoder_->encode(config);
   auto it = std::lower_bound(algorithms_.begin(), algorithms_.end(), config.algorithm);
   r.config.category = static_cast<int>(it - algorithms_.begin());
   r.log2_comm = std::log2(static_cast<double>(comm_size));
+  if (offset) {
+    const int m = static_cast<int>(options_.msg_sizes.size());
+    r.offset.resize(m);
+    for (int s = 0; s < m; ++s) {
+      const auto terms =
+          algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s]);
+      const double us = terms ? modelled_latency_us(*terms, machine()) : 0.0;
+      r.offset[s] = us > 0 ? std::log(us) : 0.0;
+    }
+  }
   return r;
+}
+
+std::vector<ClusterRow> ClusterBayesStrategy::rows_for(const ClusterGp& gp,
+                                                       const std::vector<Pair>& pairs) const {
+  const bool offset = !gp.data().rows.empty() && gp.data().rows.front().offset.size() > 0;
+  std::vector<ClusterRow> out;
+  out.reserve(pairs.size());
+  for (const auto& p : pairs) out.push_back(row(p.first, p.second, offset));
+  return out;
+}
+
+bool ClusterBayesStrategy::cost_model_on() const {
+  return settings_.cost_model_prices && prices_configurations() && cost_model_covers(collective_);
+}
+
+const MachineCoefficients& ClusterBayesStrategy::machine() const {
+  if (machine_ && machine_->first == evaluations_.size()) return machine_->second;
+  std::vector<CostObservation> cells;
+  for (const auto& o : evaluations_) {
+    const Evaluation& e = o.evaluation;
+    if (e.failed) continue;
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
+      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
+      if (terms) cells.push_back({*terms, e.latency_us[i]});
+    }
+  }
+  machine_.emplace(evaluations_.size(),
+                   fit_machine_coefficients(cells, typical_machine_coefficients()));
+  return machine_->second;
+}
+
+double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningConfig& config,
+                                                  const MachineCoefficients& machine) const {
+  double seconds = 0;
+  for (auto m : options_.msg_sizes) {
+    const auto terms = algorithm_cost_terms(collective_, config, comm_size, m);
+    if (terms)
+      seconds += options_.calls_per_run.at(m) * modelled_latency_us(*terms, machine) * 1e-6;
+  }
+  return seconds;
+}
+
+double ClusterBayesStrategy::price(int comm_size, const TuningConfig& config) const {
+  const TuningConfig c = space_at(comm_size).canonical(config);
+  if (!prices_configurations()) return run_cost(comm_size);
+  auto gp = pricing_model();
+  if (!gp) return planned_price(comm_size, c);
+  Eigen::MatrixXd mean, var;
+  gp->predict(rows_for(*gp, {{comm_size, c}}), &mean, &var);
+  return prices({{comm_size, c}}, mean, var).front();
+}
+
+double ClusterBayesStrategy::planned_price(int comm_size, const TuningConfig& config) const {
+  if (!cost_model_on()) return run_cost(comm_size);
+  const double seconds = modelled_run_seconds(comm_size, config, typical_machine_coefficients());
+  for (const auto& s : options_.sizes)
+    if (s.comm_size == comm_size && s.run_cost > 0) {
+      auto it = median_model_seconds_.find(comm_size);
+      if (it != median_model_seconds_.end() && it->second > 0)
+        return s.run_cost * seconds / it->second;
+      return s.run_cost;
+    }
+  return std::max(seconds, 1e-9) * nodes_of(comm_size);
 }
 
 void ClusterBayesStrategy::make_design() {
@@ -208,11 +286,20 @@ void ClusterBayesStrategy::make_design() {
     }
   }
   if (options_.budget_node_seconds > 0) {
+    if (cost_model_on())
+      for (const auto& size : options_.sizes) {
+        std::vector<double> seconds;
+        for (const auto& c : space_at(size.comm_size).points())
+          seconds.push_back(
+              modelled_run_seconds(size.comm_size, c, typical_machine_coefficients()));
+        median_model_seconds_[size.comm_size] = median(seconds);
+      }
     fit_design_to_budget(seen);
     // Cheapest first: the dear points come when runs were observed and the model prices them.
     std::stable_sort(design_.begin(), design_.end(),
                      [&](const ClusterSuggestion& a, const ClusterSuggestion& b) {
-                       return run_cost(a.comm_size) < run_cost(b.comm_size);
+                       return planned_price(a.comm_size, a.config) <
+                              planned_price(b.comm_size, b.config);
                      });
   }
 }
@@ -220,7 +307,7 @@ void ClusterBayesStrategy::make_design() {
 void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
   const double cap = settings_.design_budget_fraction * options_.budget_node_seconds;
   double total = 0;
-  for (const auto& d : design_) total += run_cost(d.comm_size);
+  for (const auto& d : design_) total += planned_price(d.comm_size, d.config);
   const double planned = total;
   const std::size_t planned_runs = design_.size();
   int moved = 0, dropped = 0;
@@ -234,19 +321,22 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
   while (total > cap && design_.size() > 1) {
     std::size_t dear = 0;
     for (std::size_t i = 1; i < design_.size(); ++i)
-      if (run_cost(design_[i].comm_size) >= run_cost(design_[dear].comm_size)) dear = i;
+      if (planned_price(design_[i].comm_size, design_[i].config) >=
+          planned_price(design_[dear].comm_size, design_[dear].config))
+        dear = i;
     ClusterSuggestion& d = design_[dear];
-    const double before = run_cost(d.comm_size);
+    const double before = planned_price(d.comm_size, d.config);
     bool placed = false;
     for (int q = index_of(d.comm_size) - 1; q >= 0 && !placed; --q) {
       const SearchSpace& space = space_at(options_.sizes[q].comm_size);
       if (!space.contains(d.config)) continue;
       Pair p{options_.sizes[q].comm_size, space.canonical(d.config)};
-      if (run_cost(p.first) >= before || !taken.insert(p).second) continue;
+      const double after = planned_price(p.first, p.second);
+      if (after >= before || !taken.insert(p).second) continue;
       taken.erase({d.comm_size, d.config});
       d.comm_size = p.first;
       d.config = p.second;
-      total += run_cost(p.first) - before;
+      total += after - before;
       placed = true;
       ++moved;
     }
@@ -261,9 +351,9 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
   char text[256];
   std::snprintf(text, sizeof text,
                 "initial design fitted to %.0f%% of the node-second budget: %d of %zu runs moved "
-                "to smaller sizes, %d dropped (%.4g -> %.4g node-s at the sizes' prices)",
+                "to smaller sizes, %d dropped (%.4g -> %.4g node-s at %s)",
                 100 * settings_.design_budget_fraction, moved, planned_runs, dropped, planned,
-                total);
+                total, cost_model_on() ? "the cost model's prices" : "the sizes' prices");
   design_note_ = text;
 }
 
@@ -279,6 +369,18 @@ std::string ClusterBayesStrategy::design_note() const {
 std::optional<ClusterGp> ClusterBayesStrategy::model(
     const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values,
     const Eigen::VectorXd* theta) const {
+  return model(fantasies, fantasy_values, theta,
+               settings_.cost_model_mean && cost_model_covers(collective_));
+}
+
+std::optional<ClusterGp> ClusterBayesStrategy::pricing_model() const {
+  if (!cost_model_on()) return model({}, {});
+  return model({}, {}, nullptr, true);
+}
+
+std::optional<ClusterGp> ClusterBayesStrategy::model(
+    const std::vector<Pair>& fantasies, const std::vector<Eigen::VectorXd>& fantasy_values,
+    const Eigen::VectorXd* theta, bool offsets) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
   std::map<Pair, std::pair<Eigen::VectorXd, int>> cells;  // sum of log latency, runs
   for (const auto& o : evaluations_) {
@@ -310,12 +412,12 @@ std::optional<ClusterGp> ClusterBayesStrategy::model(
   data.repeats.resize(n);
   int i = 0;
   for (const auto& [key, cell] : cells) {
-    data.rows.push_back(row(key.first, key.second));
+    data.rows.push_back(row(key.first, key.second, offsets));
     data.log_latency.row(i) = (cell.first / cell.second).transpose();
     data.repeats[i++] = cell.second;
   }
   for (std::size_t f = 0; f < fantasies.size(); ++f) {
-    data.rows.push_back(row(fantasies[f].first, fantasies[f].second));
+    data.rows.push_back(row(fantasies[f].first, fantasies[f].second, offsets));
     data.log_latency.row(i) = fantasy_values[f].transpose();
     data.repeats[i++] = 1;
   }
@@ -387,24 +489,20 @@ std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
 }
 
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
-    const ClusterGp& gp, const std::set<Pair>& excluded) const {
+    const ClusterGp& gp, const ClusterGp* pricing, const std::set<Pair>& excluded) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
   const int k = static_cast<int>(options_.sizes.size());
   // Posterior of every configuration of every size.
   std::vector<Pair> all;
-  std::vector<ClusterRow> rows;
   std::vector<int> first(k + 1, 0);
   for (int p = 0; p < k; ++p) {
     first[p] = static_cast<int>(all.size());
     const int comm = options_.sizes[p].comm_size;
-    for (const auto& c : space_at(comm).points()) {
-      all.push_back({comm, c});
-      rows.push_back(row(comm, c));
-    }
+    for (const auto& c : space_at(comm).points()) all.push_back({comm, c});
   }
   first[k] = static_cast<int>(all.size());
   Eigen::MatrixXd mean, var;
-  gp.predict(rows, &mean, &var);
+  gp.predict(rows_for(gp, all), &mean, &var);
   // Summed EI of each pair at its own size.
   std::map<Pair, double> ei, top_ei;
   for (int p = 0; p < k; ++p) {
@@ -423,7 +521,14 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   // The price of each candidate: its predicted run time (launch overhead + calls x the
   // predicted mean latency, exp(mu + min(var, 1) / 2)) x the nodes of its size; or the size's
   // price when the calls per run are unknown.
-  const std::vector<double> price = prices(all, mean, var);
+  std::vector<double> price;
+  if (pricing && pricing != &gp) {
+    Eigen::MatrixXd price_mean, price_var;
+    pricing->predict(rows_for(*pricing, all), &price_mean, &price_var);
+    price = prices(all, price_mean, price_var);
+  } else {
+    price = prices(all, mean, var);
+  }
   const double cheapest = *std::min_element(price.begin(), price.end());
   const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
   // EI-cool (Lee et al. 2020): EI per cost^alpha, alpha falling from 1 to 0 as the budget is
@@ -479,16 +584,16 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   std::optional<ClusterGp> design_gp;
   if (budgeted && design_next_ < design_.size() && prices_configurations()) {
     maybe_refit();
-    design_gp = model({}, {});
+    design_gp = pricing_model();
   }
   while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
     if (budget_spent()) break;
     const auto& d = design_[design_next_++];
     if (excluded.count({d.comm_size, d.config})) continue;
-    double price = run_cost(d.comm_size);
+    double price = planned_price(d.comm_size, d.config);
     if (design_gp) {
       Eigen::MatrixXd mean, var;
-      design_gp->predict({row(d.comm_size, d.config)}, &mean, &var);
+      design_gp->predict(rows_for(*design_gp, {{d.comm_size, d.config}}), &mean, &var);
       price = prices({{d.comm_size, d.config}}, mean, var).front();
     }
     if (budgeted && node_seconds() + pending_node_seconds() + price >
@@ -507,12 +612,11 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   std::vector<Eigen::VectorXd> fantasy_values;
   for (const auto& [pair, price] : pending_) fantasies.push_back(pair);
   auto believe = [&](const ClusterGp& gp) {
-    std::vector<ClusterRow> rows;
-    for (std::size_t f = fantasy_values.size(); f < fantasies.size(); ++f)
-      rows.push_back(row(fantasies[f].first, fantasies[f].second));
-    if (rows.empty()) return;
+    std::vector<Pair> fresh(fantasies.begin() + static_cast<std::ptrdiff_t>(fantasy_values.size()),
+                            fantasies.end());
+    if (fresh.empty()) return;
     Eigen::MatrixXd mean;
-    gp.predict(rows, &mean, nullptr);
+    gp.predict(rows_for(gp, fresh), &mean, nullptr);
     for (int r = 0; r < mean.rows(); ++r) fantasy_values.push_back(mean.row(r).transpose());
   };
   auto gp = model({}, {});
@@ -528,20 +632,24 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     for (const auto& p : free) {
       if (static_cast<int>(out.size()) >= max_count || budget_spent()) break;
       out.push_back({p.first, p.second});
-      pending_.insert({p, run_cost(p.first)});
+      pending_.insert({p, planned_price(p.first, p.second)});
     }
     if (out.empty() && pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
     return out;
   }
   believe(*gp);
   gp = model(fantasies, fantasy_values);
+  // The pricing surrogate, on the observed runs (a fantasy adds nothing to a price).
+  std::optional<ClusterGp> pricing;
+  if (cost_model_on() && !(settings_.cost_model_mean && cost_model_covers(collective_)))
+    pricing = pricing_model();
   bool first_pick = pending_.empty();
   while (static_cast<int>(out.size()) < max_count) {
     if (budget_spent()) {
       if (pending_.empty()) stopped_ = true, stop_reason_ = "budget";
       break;
     }
-    auto scored = acquisition(*gp, excluded);
+    auto scored = acquisition(*gp, pricing ? &*pricing : nullptr, excluded);
     if (scored.empty()) {
       if (pending_.empty()) stopped_ = true, stop_reason_ = "space exhausted";
       break;
@@ -610,10 +718,10 @@ std::vector<TuningConfig> ClusterBayesStrategy::finalists(int comm_size, int per
   auto gp = model({}, {});
   if (!gp) return out;
   std::vector<TuningConfig> configs(observed.begin(), observed.end());
-  std::vector<ClusterRow> rows;
-  for (const auto& c : configs) rows.push_back(row(comm_size, c));
+  std::vector<Pair> pairs;
+  for (const auto& c : configs) pairs.push_back({comm_size, c});
   Eigen::MatrixXd mean;
-  gp->predict(rows, &mean, nullptr);
+  gp->predict(rows_for(*gp, pairs), &mean, nullptr);
   for (int s = 0; s < mean.cols(); ++s) {
     std::vector<int> order(configs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -665,9 +773,9 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
       if (!failed.count(c) && seen.count(c)) configs.push_back(c);
     Eigen::MatrixXd mean, var;
     if (gp) {
-      std::vector<ClusterRow> rows;
-      for (const auto& c : configs) rows.push_back(row(comm, c));
-      gp->predict(rows, &mean, &var);
+      std::vector<Pair> pairs;
+      for (const auto& c : configs) pairs.push_back({comm, c});
+      gp->predict(rows_for(*gp, pairs), &mean, &var);
     }
     const int def = static_cast<int>(
         std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -
@@ -776,6 +884,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
     theta = upgrade_cluster_theta(state.at("theta").get<std::vector<double>>());
   }
   evaluations_ = std::move(evals);
+  machine_.reset();
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());

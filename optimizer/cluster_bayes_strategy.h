@@ -14,23 +14,31 @@
 //    algorithm, chain fan-out extremes covered, latin_hypercube.h), each point assigned a comm
 //    size by a Latin hypercube over the sizes' log2 order; plus the default at the smallest,
 //    middle and largest size (the model needs the default's trend in P for its confidence).
-//    Under a node-second budget the design must fit design_budget_fraction of it at the sizes'
-//    prices (no model yet): the dearest point moves to the next smaller size where its
-//    configuration exists, or is dropped when it cannot; stop_reason() and state() say so.
-//    The design then runs cheapest size first; once runs were observed, each remaining point
-//    is priced by the model (per configuration) and skipped when spent + pending + its price
-//    would pass the design's share (said too): a pathological configuration drawn at the
-//    largest size is not run blind.
+//    Under a node-second budget the design must fit design_budget_fraction of it at the
+//    planned prices (no run yet): with per-configuration prices, the size's price scaled by
+//    the analytic cost model's ratio of the configuration to the size's median configuration
+//    (algorithm_cost_model.h, typical machine coefficients), else the size's price; the
+//    dearest point moves to the next smaller size where its configuration exists, or is
+//    dropped when it cannot; stop_reason() and state() say so. The design then runs cheapest
+//    first; once runs were observed, each remaining point is priced by the pricing surrogate
+//    (below) and skipped when spent + pending + its price would pass the design's share (said
+//    too): a linear reduce drawn at the largest size is neither planned nor run blind.
 //    A campaign never spends its whole budget on the design.
 //  - Acquisition (cost-aware): a candidate (c, P) is worth
 //        sum over sizes P' of corr(P, P')^2 x sum over message sizes s of EI(c, P', s)
 //    divided by cost(c, P)^alpha: the expected improvement it has where it is run plus where
 //    it informs (corr = the fitted comm-size kernel), per unit cost ("EI per second", Snoek et
-//    al. 2012). cost(c, P) = the run's predicted node-seconds, from the model when
-//    calls_per_run is given: (overhead(P) + sum over s of calls(s) x exp(mu + min(var, 1)/2)
-//    of the posterior at (c, P, s)) x nodes(P), overhead(P) = the median over the observed runs
-//    at P (else at any size) of observed seconds - calls x measured latencies; otherwise the
-//    size's price (ClusterSize::run_cost or comm_size x log2 comm_size). alpha falls from 1 to
+//    al. 2012). cost(c, P) = the run's predicted node-seconds, when calls_per_run is given:
+//    (overhead(P) + sum over s of calls(s) x exp(mu + min(var, 1)/2)) x nodes(P), with mu and
+//    var the posterior at (c, P, s) of the pricing surrogate: the same GP (same hyper-
+//    parameters, observed runs) with the log of the analytic cost model's latency of (c, P, s)
+//    in its prior mean (ClusterRow::offset; machine coefficients fitted to the observed runs),
+//    so that a configuration's price scales in P as the cost model says from where it and its
+//    neighbours were observed; overhead(P) = the median over the observed runs at P (else at
+//    any size) of observed seconds - calls x measured latencies. Without calls_per_run, or
+//    for a collective the cost model does not cover, the search's own surrogate prices
+//    (cost_model_prices false: the same, the older pricing); without calls_per_run the size's
+//    price (ClusterSize::run_cost or comm_size x log2 comm_size). alpha falls from 1 to
 //    0 as the budget (evaluations or node-seconds, whichever is further spent) is used
 //    ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the expensive sizes, a run
 //    at the smallest size being always far cheaper. EI is in log-latency units against the
@@ -57,13 +65,16 @@
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// max_fit_rows (60), design_budget_fraction (1/3).
+// max_fit_rows (60), design_budget_fraction (1/3), cost_model_prices (true), cost_model_mean
+// (false: the cost model in the search's own surrogate too; tried, not kept,
+// docs/whole-cluster.md).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <set>
 
+#include "optimizer/algorithm_cost_model.h"
 #include "optimizer/cluster_gp.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
@@ -78,6 +89,13 @@ struct ClusterBayesSettings {
   double refit_growth = 1.25;
   int max_fit_rows = 60;
   double design_budget_fraction = 1.0 / 3;  // share of budget_node_seconds the design may use
+  // Price runs with the analytic cost model (algorithm_cost_model.h) as the prior mean of the
+  // pricing surrogate, and plan the design at its prices; false = the older pricing (the
+  // surrogate alone, the design at the sizes' prices), kept as an ablation.
+  bool cost_model_prices = true;
+  // The search's own surrogate (EI, picks, confidence) with the cost model in its prior mean
+  // too (for the collectives it covers; with or without per-configuration prices).
+  bool cost_model_mean = false;
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
 };
@@ -110,6 +128,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Node-seconds spent: observed seconds x nodes per run (run_cost() for runs reporting 0).
   double node_seconds() const;
   double run_cost(int comm_size) const;
+  // The price one run of `config` at `comm_size` would be charged before it runs (node-seconds):
+  // the planned price before any run, then the pricing surrogate's (docs/whole-cluster.md).
+  double price(int comm_size, const TuningConfig& config) const;
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
 
  private:
@@ -121,7 +142,24 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
   int nodes_of(int comm_size) const;                 // ClusterSize::nodes, at least 1
-  ClusterRow row(int comm_size, const TuningConfig& config) const;
+  // The model row of a configuration at a size; with `offset`, its prior mean carries the log of
+  // the cost model's latency at every message size (machine coefficients fitted to the runs).
+  ClusterRow row(int comm_size, const TuningConfig& config, bool offset = false) const;
+  std::vector<ClusterRow> rows_for(const ClusterGp& gp, const std::vector<Pair>& pairs) const;
+  // True when the cost model covers the collective and per-configuration prices are on.
+  bool cost_model_on() const;
+  // Machine coefficients of the cost model fitted to every complete observed run (the typical
+  // ones before any); cached per number of observations.
+  const MachineCoefficients& machine() const;
+  // Seconds of one run of `config` at `comm_size` by the cost model alone: calls x modelled
+  // latency summed over the message sizes (no launch overhead).
+  double modelled_run_seconds(int comm_size, const TuningConfig& config,
+                              const MachineCoefficients& machine) const;
+  // The price of a design point before any run, with the typical machine coefficients: the
+  // size's price scaled by the cost model's ratio of this configuration to the size's median
+  // configuration (or, with no size price given, the cost model's seconds x nodes); the size's
+  // price when the cost model is off.
+  double planned_price(int comm_size, const TuningConfig& config) const;
   void make_design();
   // Moves the dearest design points to smaller sizes (drops those that cannot move) until the
   // design's price fits design_budget_fraction of the node-second budget; `taken` = the pairs
@@ -129,9 +167,16 @@ class ClusterBayesStrategy : public ClusterStrategy {
   void fit_design_to_budget(std::set<Pair>& taken);
   // The model on everything observed plus `fantasies` (rows at their posterior mean), with
   // `theta` (default: the last fitted hyper-parameters, else the prior means).
+  // `offsets`: rows carry the cost model (the pricing surrogate, or every surrogate with
+  // cost_model_mean).
   std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
                                  const std::vector<Eigen::VectorXd>& fantasy_values,
                                  const Eigen::VectorXd* theta = nullptr) const;
+  std::optional<ClusterGp> model(const std::vector<Pair>& fantasies,
+                                 const std::vector<Eigen::VectorXd>& fantasy_values,
+                                 const Eigen::VectorXd* theta, bool offsets) const;
+  // The surrogate that prices runs: with the cost model in its prior mean when cost_model_on().
+  std::optional<ClusterGp> pricing_model() const;
   // MAP hyper-parameters on everything observed, warm-started from the last fit, when there is
   // no fit yet or the rows grew by refit_growth since it; nullopt otherwise (or < 3 rows).
   // `rows` receives the number of rows the fit saw.
@@ -144,7 +189,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
     double max_ei = 0;  // largest EI over the message sizes at its own size (log units)
     double price = 0;   // predicted node-seconds of the run
   };
-  std::vector<Scored> acquisition(const ClusterGp& gp, const std::set<Pair>& excluded) const;
+  // `pricing` prices the candidates (nullptr: `gp` itself).
+  std::vector<Scored> acquisition(const ClusterGp& gp, const ClusterGp* pricing,
+                                  const std::set<Pair>& excluded) const;
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.
@@ -165,6 +212,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::optional<ConfigEncoder> encoder_;
   std::optional<SearchSpace> largest_;
   mutable std::map<int, std::unique_ptr<SearchSpace>> spaces_;
+  mutable std::optional<std::pair<std::size_t, MachineCoefficients>> machine_;  // (runs, fit)
+  std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 
   std::vector<ClusterSuggestion> design_;

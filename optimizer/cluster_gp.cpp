@@ -104,6 +104,11 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
       data_.log_latency.cols() != m || data_.repeats.size() != n)
     throw std::invalid_argument("ClusterGp: inconsistent data shapes");
 
+  for (const auto& r : data_.rows)
+    if (r.offset.size() != 0 && r.offset.size() != m)
+      throw std::invalid_argument("ClusterGp: an offset of the wrong length");
+  // The known part of the rows' log latency: the trend and the kernel fit what is left.
+  const Eigen::MatrixXd y = data_.log_latency - offsets(data_.rows);
   // Prior mean: per message size, least squares line in log2 P (weighted by repeats).
   center_.resize(m);
   slope_.setZero(m);
@@ -118,15 +123,15 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
   for (int s = 0; s < m; ++s) {
     double sy = 0, sxy = 0;
     for (int i = 0; i < n; ++i) {
-      double w = data_.repeats[i], x = data_.rows[i].log2_comm, y = data_.log_latency(i, s);
-      sy += w * y, sxy += w * x * y;
+      double w = data_.repeats[i], x = data_.rows[i].log2_comm, v = y(i, s);
+      sy += w * v, sxy += w * x * v;
     }
     double ybar = sy / sw;
     slope_[s] = var_x > 1e-9 ? (sxy / sw - xbar * ybar) / var_x : 0.0;
     center_[s] = ybar - slope_[s] * xbar;
     double ss = 0;
     for (int i = 0; i < n; ++i) {
-      double r = data_.log_latency(i, s) - center_[s] - slope_[s] * data_.rows[i].log2_comm;
+      double r = y(i, s) - center_[s] - slope_[s] * data_.rows[i].log2_comm;
       ss += data_.repeats[i] * r * r;
     }
     scale_[s] = std::max(std::sqrt(ss / sw), 0.02);
@@ -162,10 +167,22 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
                     n * scale_.array().log().sum();
 }
 
+Eigen::MatrixXd ClusterGp::offsets(const std::vector<ClusterRow>& points) const {
+  const int m = static_cast<int>(data_.size_coord.size());
+  Eigen::MatrixXd o = Eigen::MatrixXd::Zero(static_cast<int>(points.size()), m);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (points[i].offset.size() == 0) continue;
+    if (points[i].offset.size() != m)
+      throw std::invalid_argument("ClusterGp: an offset of the wrong length");
+    o.row(static_cast<int>(i)) = points[i].offset.transpose();
+  }
+  return o;
+}
+
 Eigen::MatrixXd ClusterGp::trend(const std::vector<ClusterRow>& points) const {
-  Eigen::MatrixXd t(points.size(), center_.size());
+  Eigen::MatrixXd t = offsets(points);
   for (std::size_t i = 0; i < points.size(); ++i)
-    t.row(i) = (center_ + slope_ * points[i].log2_comm).transpose();
+    t.row(i) += (center_ + slope_ * points[i].log2_comm).transpose();
   return t;
 }
 

@@ -19,6 +19,8 @@
 // short l_P, nothing carries over between sizes. The
 // prior mean is a per-message-size linear trend in log2 P (least squares on the rows), so the
 // model extrapolates log latency linearly in log2 P rather than back to a constant.
+// Rows may carry an offset (ClusterRow::offset, e.g. the log latency of an analytic cost
+// model): it is subtracted before the trend is fitted and added back to every prediction.
 // The last term is the uncertainty of that trend (universal kriging with a Bayesian linear
 // trend): the least-squares slope is an estimate, and v_slope, its variance per doubling^2
 // around x0 (the repeat-weighted mean log2 P of the rows), makes the posterior variance grow
@@ -55,6 +57,11 @@ enum ClusterGpParam : int {
 struct ClusterRow {
   EncodedConfig config;
   double log2_comm = 1;
+  // A known part of the row's log latency per message size (empty = none): the prior mean is
+  // offset + trend, so the kernel models what the offset does not explain. The whole-cluster
+  // search puts the log of the analytic cost model's latency here (algorithm_cost_model.h);
+  // a model is built with offsets on every row or on none.
+  Eigen::VectorXd offset;
 };
 
 // Hyper-parameter vectors of an older length (a state saved before a parameter was added)
@@ -96,7 +103,9 @@ class ClusterGp {
   static double log_prior(const Eigen::VectorXd& theta);
 
  private:
-  Eigen::MatrixXd trend(const std::vector<ClusterRow>& points) const;  // prior mean, log units
+  // Prior mean (log units): the offsets plus the trend.
+  Eigen::MatrixXd trend(const std::vector<ClusterRow>& points) const;
+  Eigen::MatrixXd offsets(const std::vector<ClusterRow>& points) const;  // zero where empty
 
   ClusterGridData data_;
   Eigen::VectorXd theta_;

@@ -27,6 +27,8 @@
 #include "campaign/comm_sizes.h"
 #include "core/rng.h"
 #include "core/stats.h"
+#include "optimizer/algorithm_cost_model.h"
+#include "optimizer/benchmark_cost.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
 
@@ -145,7 +147,8 @@ std::string join_sizes(const std::vector<int>& v) {
 }
 
 int leave_out(const std::vector<std::string>& paths, const std::string& which,
-              const std::string& only_collective, double min_confidence) {
+              const std::string& only_collective, double min_confidence,
+              const nlohmann::json& settings) {
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
   std::vector<Landscape> all;
   for (const auto& path : paths)
@@ -191,6 +194,7 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
         }
       o.msg_sizes = measured.front()->msg_sizes;
       o.budget = 100000;
+      o.settings = settings;
       auto s = make_cluster_strategy("bo-cluster", collective, table, o);
       for (const Landscape* l : measured)
         for (const auto& cfg : l->configs()) {
@@ -308,6 +312,77 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
   return 0;
 }
 
+// How well the analytic cost model (optimizer/algorithm_cost_model.h) describes a set of
+// landscapes of one collective: its machine coefficients fitted to every (configuration, comm
+// size, message size) truth at once, then per comm size the rank correlation (Spearman) between
+// modelled and true run seconds over the configurations, and the spread of log(modelled / true)
+// run seconds (median and largest absolute value, as a factor). A run = the calls of
+// BenchmarkCost at every message size, no launch overhead. With `from_smallest`, the
+// coefficients are fitted at the smallest comm size only, so the other rows show how far the
+// model's scaling in P carries.
+void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smallest) {
+  const BenchmarkCost cost;
+  std::vector<CostObservation> cells;
+  for (const Landscape* l : ls) {
+    if (from_smallest && l != ls.front()) continue;
+    for (const auto& cfg : l->configs())
+      for (auto m : l->msg_sizes)
+        if (const auto* pt = l->find(cfg, m))
+          if (auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m))
+            cells.push_back({*t, pt->truth});
+  }
+  const MachineCoefficients machine =
+      fit_machine_coefficients(cells, typical_machine_coefficients());
+  std::printf(
+      "| %s | coefficients (%s): %.3g us/message, %.3g us/round, %.3g GB/s, %.3g GB/s "
+      "reduced | | | |\n",
+      std::string(name(ls.front()->collective)).c_str(),
+      from_smallest ? "fitted at the smallest size" : "fitted at every size",
+      machine.per_message_us, machine.per_round_us,
+      machine.per_byte_us > 0 ? 1e-3 / machine.per_byte_us : 0.0,
+      machine.per_reduced_byte_us > 0 ? 1e-3 / machine.per_reduced_byte_us : 0.0);
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<int> order(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return v[a] < v[b]; });
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < order.size(); ++i) r[order[i]] = static_cast<double>(i);
+    return r;
+  };
+  for (const Landscape* l : ls) {
+    std::vector<double> truth, model, error;
+    for (const auto& cfg : l->configs()) {
+      std::vector<double> lat_truth, lat_model;
+      for (auto m : l->msg_sizes) {
+        const auto* pt = l->find(cfg, m);
+        const auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m);
+        lat_truth.push_back(pt ? pt->truth : std::nan(""));
+        lat_model.push_back(pt && t ? modelled_latency_us(*t, machine) : std::nan(""));
+      }
+      const double ts = cost.run_seconds(l->msg_sizes, lat_truth) - cost.launch_overhead_s;
+      const double ms = cost.run_seconds(l->msg_sizes, lat_model) - cost.launch_overhead_s;
+      if (!(ts > 0 && ms > 0)) continue;
+      truth.push_back(ts), model.push_back(ms), error.push_back(std::abs(std::log(ms / ts)));
+      std::fprintf(stderr, "%s\n",
+                   nlohmann::json{{"collective", name(l->collective)},
+                                  {"fit", from_smallest ? "smallest" : "all"},
+                                  {"P", l->comm_size},
+                                  {"config", to_string(cfg)},
+                                  {"true_s", ts},
+                                  {"model_s", ms}}
+                       .dump()
+                       .c_str());
+    }
+    const auto rt = ranks(truth), rm = ranks(model);
+    double d2 = 0;
+    for (std::size_t i = 0; i < rt.size(); ++i) d2 += (rt[i] - rm[i]) * (rt[i] - rm[i]);
+    const double n = static_cast<double>(rt.size());
+    const double spearman = n > 1 ? 1 - 6 * d2 / (n * (n * n - 1)) : 1.0;
+    std::printf("| | P=%d | %zu | %.2f | %.2fx / %.2fx |\n", l->comm_size, truth.size(), spearman,
+                std::exp(median(error)), std::exp(quantile(error, 1.0)));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -345,6 +420,9 @@ int main(int argc, char** argv) {
                "bo-cluster: price runs per size (the median configuration), not per configuration");
   app.add_option("--cache-dir", cache_dir, "directory for the landscapes' noise-free caches");
   app.add_option("--sim-threads", sim.threads, "simulation threads");
+  bool check_cost_model = false;
+  app.add_flag("--cost-model-check", check_cost_model,
+               "only compare the analytic cost model with the landscapes (--sim or --recorded)");
   bool build_only = false;
   app.add_flag("--build-only", build_only,
                "only build (or read) the landscapes and their caches, with timings on stderr");
@@ -355,8 +433,30 @@ int main(int argc, char** argv) {
     if (!recorded.empty()) {
       if (leave_out_which != "all" && leave_out_which != "one" && leave_out_which != "blocks")
         throw std::invalid_argument("--leave-out must be one, blocks or all");
+      if (check_cost_model) {
+        std::vector<Landscape> all;
+        for (const auto& path : recorded)
+          for (auto& l : bench::load_landscapes(path, table)) all.push_back(std::move(l));
+        std::printf(
+            "| collective | comm size | configurations | Spearman, run seconds | "
+            "modelled / true run seconds: median, largest factor |\n|---|---|---|---|---|\n");
+        for (Collective c :
+             {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::gather}) {
+          std::vector<const Landscape*> ls;
+          for (const auto& l : all)
+            if (l.collective == c) ls.push_back(&l);
+          std::sort(ls.begin(), ls.end(), [](const Landscape* a, const Landscape* b) {
+            return a->comm_size < b->comm_size;
+          });
+          if (ls.empty()) continue;
+          cost_model_check(ls, false);
+          cost_model_check(ls, true);
+        }
+        return 0;
+      }
       return leave_out(recorded, leave_out_which,
-                       app.count("--collective") ? collective_name : std::string(), min_confidence);
+                       app.count("--collective") ? collective_name : std::string(), min_confidence,
+                       nlohmann::json::parse(settings_text));
     }
     const auto collective = parse_collective(collective_name);
     if (!collective) throw std::invalid_argument("unknown collective " + collective_name);
@@ -370,7 +470,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (sim.profile.empty()) throw std::invalid_argument("--sim PROFILE is required");
-    if (ppn < 1 && !build_only)
+    if (ppn < 1 && !build_only && !check_cost_model)
       throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
     sim.collectives = {*collective};
     sim.verbose = sim.verbose || build_only;
@@ -383,6 +483,16 @@ int main(int argc, char** argv) {
       land.emplace(p, bench::sim_landscapes(sim, table).front());
     }
     if (build_only) return 0;
+    if (check_cost_model) {
+      std::vector<const Landscape*> ls;
+      for (const auto& [p, l] : land) ls.push_back(&l);
+      std::printf(
+          "| collective | comm size | configurations | Spearman, run seconds | "
+          "modelled / true run seconds: median, largest factor |\n|---|---|---|---|---|\n");
+      cost_model_check(ls, false);
+      cost_model_check(ls, true);
+      return 0;
+    }
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
     const BenchmarkCost cost;
     // Regrets of picks (per comm size: per message size) against each landscape's optimum.

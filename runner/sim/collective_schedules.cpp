@@ -1,6 +1,7 @@
 #include "runner/sim/collective_schedules.h"
 
 #include "core/fixed_decision.h"
+#include "core/segment_count.h"
 #include "runner/sim/algorithms.h"
 
 namespace colltune::sim {
@@ -11,13 +12,7 @@ bool sim_models(Collective collective) {
 }
 
 std::int64_t computed_segcount(std::int64_t segsize, std::int64_t type_size, std::int64_t count) {
-  std::int64_t segcount = count;
-  if (segsize >= type_size && segsize < type_size * segcount) {
-    segcount = segsize / type_size;
-    const std::int64_t residual = segsize - segcount * type_size;
-    if (residual > (type_size >> 1)) ++segcount;
-  }
-  return segcount;
+  return coll_segment_count(segsize, type_size, count);
 }
 
 Schedule build_schedule(const CallSpec& spec) {

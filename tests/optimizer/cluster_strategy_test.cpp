@@ -285,42 +285,53 @@ TEST(ClusterStrategy, PricesEachCandidateFromItsPredictedRunTime) {
   // Runs take 0.5 s of launch plus 1000 calls per message size at the truth's latency, on 1
   // node at 4 ranks and 16 at 64. Given the calls, the strategy prices every pick from the
   // latencies it predicts for that configuration (and the overhead it learns), close to what
-  // the run then takes, and keeps the observed node-seconds within the budget.
-  auto o = options({4, 64}, 0);
-  o.sizes[1].nodes = 16;
-  o.sizes[0].run_cost = 2;  // the caller's guesses, 2-4x too high
-  o.sizes[1].run_cost = 40;
-  for (auto m : o.msg_sizes) o.calls_per_run[m] = 1000;
-  o.budget_node_seconds = 250;
-  o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};  // only the budget stops it
-  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
-  Rng rng(8);
-  double observed = 0;
-  int large = 0;
-  std::vector<double> errors;  // |price - actual| / actual of the picks the model priced
-  for (int round = 0; round < 300 && !s->done(); ++round) {
-    auto batch = s->suggest(1);
-    if (batch.empty()) break;
-    const auto& b = batch.front();
-    const double price = s->state().at("pending").at(0).at("node_seconds").get<double>();
-    Evaluation e = evaluate(b.config, b.comm_size, rng);
-    e.seconds = 0.5;
-    for (double v : e.latency_us) e.seconds += 1000 * v * 1e-6;
-    const double actual = e.seconds * (b.comm_size == 64 ? 16 : 1);
-    if (round >= 12) errors.push_back(std::abs(price - actual) / actual);  // past the design
-    observed += actual;
-    large += b.comm_size == 64;
-    s->observe(b.comm_size, e);
+  // the run then takes, and keeps the observed node-seconds within the budget. This landscape
+  // gives every algorithm the same shape in P and message size (truth() above), which the
+  // cost model contradicts (a linear bcast at 64 ranks is not 30x a tree's here): with the
+  // cost model in the prices, a configuration not yet run is priced less well (within 3x),
+  // the others as well as by the surrogate alone.
+  for (const bool cost_model : {false, true}) {
+    SCOPED_TRACE(cost_model ? "cost model prices" : "surrogate prices");
+    auto o = options({4, 64}, 0);
+    o.sizes[1].nodes = 16;
+    o.sizes[0].run_cost = 2;  // the caller's guesses, 2-4x too high
+    o.sizes[1].run_cost = 40;
+    for (auto m : o.msg_sizes) o.calls_per_run[m] = 1000;
+    o.budget_node_seconds = 250;
+    o.settings = {{"ei_floor", 0.0},
+                  {"ei_noise_fraction", 0.0},  // only the budget stops it
+                  {"cost_model_prices", cost_model}};
+    auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+    Rng rng(8);
+    double observed = 0;
+    int large = 0;
+    std::vector<double> errors;  // |price - actual| / actual of the picks the model priced
+    for (int round = 0; round < 300 && !s->done(); ++round) {
+      auto batch = s->suggest(1);
+      if (batch.empty()) break;
+      const auto& b = batch.front();
+      const double price = s->state().at("pending").at(0).at("node_seconds").get<double>();
+      Evaluation e = evaluate(b.config, b.comm_size, rng);
+      e.seconds = 0.5;
+      for (double v : e.latency_us) e.seconds += 1000 * v * 1e-6;
+      const double actual = e.seconds * (b.comm_size == 64 ? 16 : 1);
+      if (round >= 12) errors.push_back(std::abs(price - actual) / actual);  // past the design
+      observed += actual;
+      large += b.comm_size == 64;
+      s->observe(b.comm_size, e);
+    }
+    EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << s->stop_reason();
+    ASSERT_GT(errors.size(), 10u);
+    std::sort(errors.begin(), errors.end());
+    EXPECT_LT(errors[errors.size() / 2], 0.1);  // typically within 10 %
+    // An unexplored configuration: within 50 % by the surrogate, within 3x with the cost model.
+    EXPECT_LT(errors.back(), cost_model ? 2.0 : 0.5);
+    EXPECT_GE(large, 3);
+    EXPECT_LE(observed, 250 * 1.05);  // priced within a few per cent: at most that past budget
   }
-  EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << s->stop_reason();
-  ASSERT_GT(errors.size(), 10u);
-  std::sort(errors.begin(), errors.end());
-  EXPECT_LT(errors[errors.size() / 2], 0.1);  // typically within 10 %
-  EXPECT_LT(errors.back(), 0.5);              // an unexplored configuration within 50 %
-  EXPECT_GE(large, 3);
-  EXPECT_LE(observed, 250 * 1.05);  // priced within a few per cent: at most that past the budget
   EXPECT_THROW(([&] {
-                 auto bad = o;
+                 auto bad = options({4, 64}, 0);
+                 for (auto m : bad.msg_sizes) bad.calls_per_run[m] = 1000;
                  bad.calls_per_run[4] = -1;
                  make_cluster_strategy("bo-cluster", Collective::bcast, table(), bad);
                }()),
@@ -397,6 +408,128 @@ TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   EXPECT_FALSE(s->stop_reason().empty());
 }
 
+// A reduce landscape written out by hand (not by the cost model): trees cost ~log2 P steps of
+// the message, a pipeline P - 1 + segments - 1 steps of a segment, and the linear reduce P - 1
+// steps of the whole buffer; 2 us and 0.3 ns/byte per step, with the default a binomial tree.
+double reduce_truth(const TuningConfig& c, int p, std::int64_t n) {
+  const double steps = std::ceil(std::log2(static_cast<double>(p)));
+  auto step = [](double bytes) { return 2.0 + 3e-4 * bytes; };
+  const double seg = c.segsize > 0 && c.segsize < n ? c.segsize : static_cast<double>(n);
+  const double segments = std::ceil(n / seg);
+  switch (c.algorithm) {
+    case 1:
+      return (p - 1) * step(static_cast<double>(n));
+    case 3:
+      return (p - 1 + segments - 1) * step(seg);
+    case 0:
+      return 1.1 * steps * step(static_cast<double>(n));
+    default:
+      return (1 + 0.05 * c.algorithm) * (steps + segments - 1) * step(seg);
+  }
+}
+
+std::vector<std::int64_t> reduce_msg_sizes() {
+  std::vector<std::int64_t> out;
+  for (std::int64_t s = 4; s <= (1 << 20); s *= 4) out.push_back(s);
+  return out;
+}
+
+// Reduce at 2-1024 ranks, 128 ranks per node, 100 calls per message size and run.
+ClusterStrategyOptions reduce_options(std::uint64_t seed) {
+  ClusterStrategyOptions o;
+  o.seed = seed;
+  o.msg_sizes = reduce_msg_sizes();
+  for (int p : {2, 4, 16, 64, 256, 1024}) o.sizes.push_back({p, (p + 127) / 128, 0, 0});
+  for (auto m : o.msg_sizes) o.calls_per_run[m] = 100;
+  return o;
+}
+
+Evaluation reduce_run(const TuningConfig& c, int p, Rng& rng) {
+  Evaluation e;
+  e.config = c;
+  e.seconds = 0.5;
+  for (auto m : reduce_msg_sizes()) {
+    e.msg_sizes.push_back(m);
+    e.latency_us.push_back(reduce_truth(c, p, m) * std::exp(0.05 * (rng.uniform() - 0.5)));
+    e.seconds += 100 * e.latency_us.back() * 1e-6;
+  }
+  return e;
+}
+
+double reduce_node_seconds(const TuningConfig& c, int p) {
+  double seconds = 0.5;
+  for (auto m : reduce_msg_sizes()) seconds += 100 * reduce_truth(c, p, m) * 1e-6;
+  return seconds * ((p + 127) / 128);
+}
+
+TEST(ClusterStrategy, PricesALinearReduceAtTheLargestSizeBeforeItEverRanThere) {
+  // Trees and the default observed at every size, the linear reduce only at 2-16 ranks (where it
+  // is as cheap as a tree): the surrogate alone cannot know that its cost grows with P, the
+  // cost model can. A linear reduce at 1024 ranks takes ~43x a binomial tree's node-seconds.
+  const TuningConfig linear{1, 0, 0}, binomial{5, 0, 0};
+  auto price_of_linear = [&](bool cost_model) {
+    auto o = reduce_options(3);
+    o.settings = {{"cost_model_prices", cost_model}};
+    auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
+    Rng rng(9);
+    for (int p : {2, 4, 16, 64, 256, 1024})
+      for (const TuningConfig& c :
+           {TuningConfig{0, 0, 0}, binomial, TuningConfig{4, 0, 0}, TuningConfig{3, 65536, 0}})
+        s->observe(p, reduce_run(c, p, rng));
+    for (int p : {2, 4, 16}) s->observe(p, reduce_run(linear, p, rng));
+    const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+    return std::make_pair(bayes.price(1024, linear), bayes.price(1024, binomial));
+  };
+  const double truth_linear = reduce_node_seconds(linear, 1024);
+  const double truth_tree = reduce_node_seconds(binomial, 1024);
+  ASSERT_GT(truth_linear, 40 * truth_tree);
+  const auto [linear_price, tree_price] = price_of_linear(true);
+  EXPECT_GT(linear_price, truth_linear / 3);  // within 3x of what it would cost
+  EXPECT_LT(linear_price, truth_linear * 3);
+  EXPECT_NEAR(tree_price / truth_tree, 1, 0.25);
+  // Without the cost model the price of the linear reduce at 1024 ranks is a tree's.
+  const auto [blind_price, blind_tree] = price_of_linear(false);
+  EXPECT_LT(blind_price, truth_linear / 10);
+  EXPECT_NEAR(blind_tree / truth_tree, 1, 0.25);
+}
+
+constexpr std::uint64_t kLinearAtTheTopSeed = 2;
+
+TEST(ClusterStrategy, TheDesignDoesNotRunALinearReduceThatWouldBreakTheBudget) {
+  // A seed whose Latin hypercube draws the linear reduce at 1024 ranks: one such run costs more
+  // than the whole node-second budget. Priced by the size alone (the older design), the design
+  // keeps it there; priced by the cost model, the design moves it to a size it can afford, and
+  // the search never runs it at 1024 ranks and stays within its budget.
+  const TuningConfig linear{1, 0, 0};
+  const double budget = 0.8 * reduce_node_seconds(linear, 1024);
+  auto search = [&](bool cost_model) {
+    auto o = reduce_options(kLinearAtTheTopSeed);
+    for (auto& size : o.sizes)  // the caller's price per size: the binomial tree's run
+      size.run_cost = reduce_node_seconds(TuningConfig{5, 0, 0}, size.comm_size);
+    o.budget_node_seconds = budget;
+    o.settings = {{"cost_model_prices", cost_model}};
+    auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
+    Rng rng(4);
+    double spent = 0;
+    bool linear_at_top = false;
+    for (int round = 0; round < 300 && !s->done(); ++round) {
+      auto batch = s->suggest(1);
+      if (batch.empty()) break;
+      const auto& b = batch.front();
+      linear_at_top = linear_at_top || (b.comm_size == 1024 && b.config == linear);
+      spent += reduce_node_seconds(b.config, b.comm_size);
+      s->observe(b.comm_size, reduce_run(b.config, b.comm_size, rng));
+    }
+    return std::make_pair(linear_at_top, spent);
+  };
+  const auto [blind_linear, blind_spent] = search(false);
+  EXPECT_TRUE(blind_linear);  // the older design runs it: this seed draws it at the top
+  EXPECT_GT(blind_spent, budget);
+  const auto [priced_linear, priced_spent] = search(true);
+  EXPECT_FALSE(priced_linear);
+  EXPECT_LE(priced_spent, budget * 1.05);
+}
+
 // The surrogate on its own: noise-free rows that are linear in log2 P are reproduced at a comm
 // size between the measured ones, with a small posterior variance there and a larger one far
 // outside the data.
@@ -437,6 +570,55 @@ TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
 // Beyond the measured sizes the posterior variance keeps growing with the distance (the
 // slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
 // variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
+TEST(ClusterGp, AnOffsetIsPartOfThePriorMean) {
+  // Two categories measured at 2-64 ranks whose log latency is a known offset (one grows like
+  // log2 P, the other like P) plus 0.2. A third category, never measured, with its own offset:
+  // with offsets the model predicts offset + 0.2 for it at 1024 ranks; without, a value among
+  // the measured ones, far from it.
+  const int m = 2;
+  auto offset = [](int cat, double log2p) {
+    Eigen::VectorXd o(2);
+    const double shape = cat == 0 ? log2p : cat == 1 ? std::exp2(log2p) / 8 : 3 * log2p;
+    o << shape, shape + 1;
+    return o;
+  };
+  auto data = [&](bool with_offsets) {
+    ClusterGridData d;
+    d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+    const std::vector<int> ps = {2, 4, 8, 16, 32, 64};
+    d.log_latency.resize(static_cast<int>(ps.size()) * 2, m);
+    d.repeats = Eigen::VectorXd::Ones(static_cast<int>(ps.size()) * 2);
+    int i = 0;
+    for (int cat = 0; cat < 2; ++cat)
+      for (int p : ps) {
+        ClusterRow r;
+        r.config.category = cat;
+        r.log2_comm = std::log2(p);
+        const Eigen::VectorXd o = offset(cat, r.log2_comm);
+        if (with_offsets) r.offset = o;
+        d.rows.push_back(r);
+        d.log_latency.row(i++) = (o.array() + 0.2).matrix().transpose();
+      }
+    return d;
+  };
+  ClusterRow unseen;
+  unseen.config.category = 2;
+  unseen.log2_comm = 10;
+  const Eigen::VectorXd truth = (offset(2, 10).array() + 0.2).matrix();
+  Eigen::MatrixXd mean;
+  ClusterGp with(data(true), ClusterGp::default_theta());
+  unseen.offset = offset(2, 10);
+  with.predict({unseen}, &mean, nullptr);
+  for (int s = 0; s < m; ++s) EXPECT_NEAR(mean(0, s), truth[s], 0.05);
+  ClusterGp without(data(false), ClusterGp::default_theta());
+  unseen.offset.resize(0);
+  without.predict({unseen}, &mean, nullptr);
+  for (int s = 0; s < m; ++s) EXPECT_GT(std::abs(mean(0, s) - truth[s]), 5.0);
+  // An offset of the wrong length is refused.
+  unseen.offset = Eigen::VectorXd::Zero(m + 1);
+  EXPECT_THROW(with.predict({unseen}, &mean, nullptr), std::invalid_argument);
+}
+
 TEST(ClusterGp, VarianceKeepsGrowingBeyondTheMeasuredSizes) {
   ClusterGridData d;
   const int m = 2;

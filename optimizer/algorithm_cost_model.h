@@ -1,0 +1,105 @@
+// An analytic communication model of every coll_tuned algorithm of bcast, reduce, allreduce and
+// gather as Open MPI 4.1 implements them (ompi/mca/coll/base/coll_base_{bcast,reduce,allreduce,
+// gather}.c and coll_base_topo.c; ids and knobs: core/algorithm_table.h and
+// docs/reference/open-mpi-rules.md §2): how a configuration's latency *scales* with the
+// communicator size P, the message size and its segment size and fan-out, before it was ever
+// run at that P. The whole-cluster search prices runs with it (optimizer/cluster_bayes_strategy.h,
+// docs/whole-cluster.md "Cost model").
+//
+// Contract:
+//  - algorithm_cost_terms(collective, config, P, osu_size) counts what one call costs for the
+//    OSU workload (root 0; bcast and gather MPI_CHAR, count = OSU size, per rank for gather;
+//    reduce and allreduce MPI_FLOAT with MPI_SUM, count = size / 4), as the mean over ranks of
+//    each rank's time in the call, which is what OSU reports ("Avg"):
+//      messages  messages a rank waits on one after the other (a per-message overhead each),
+//      rounds    latencies that do not overlap (one per tree level and per pipeline stage),
+//      bytes     bytes that pass one after the other through one rank's port,
+//      reduced   bytes the reduction operator combines one after the other.
+//    The network is the Hockney model on a single port per rank: a rank that posts k
+//    non-blocking sends (or receives) of s bytes at once pays one latency and k x s bytes;
+//    blocking operations in sequence (the linear reduce's and gather's receives) pay one
+//    latency each, and a send is done when its receiver has taken it. Trees are built as
+//    coll_base_topo.c builds them (chain with its fan-out, binary, binomial, k-nomial of radix 4;
+//    the in-order trees by the shape of their plain twins), and each rank's time follows the
+//    generic tree bcast / reduce with segment pipelining: its first segment's path (depth,
+//    the sends queued ahead of it) or its subtree's (height, the receives below it), S - 1
+//    periods of the busiest rank it waits on, and its own sends. Linear algorithms: rank i is
+//    done when the root has handled i messages (the mean over ranks: (P - 1)(P + 2) / (2P)).
+//    Algorithms every rank ends together (allreduce, scatter-allgather bcasts) count their
+//    common critical path; an allreduce made of a reduce and a bcast counts the reduce's root.
+//    Algorithm 0 is Open MPI's fixed decision (core/fixed_decision.h), unsegmented; a
+//    configuration an algorithm falls back from (scatter_allgather with fewer bytes than ranks,
+//    rabenseifner with fewer elements than the power of two, a segmented ring with less than a
+//    segment per rank, split_binary_tree with a segment above half the message) is counted as
+//    the algorithm that really runs.
+//  - The terms are counts of this model, not of the machine: one level of network (no node
+//    boundary, no NIC shared by a node's ranks), no eager protocol (a small send is done when
+//    received, as a large one), no contention between ranks. They give the shape of a
+//    configuration's cost in P, message and segment size; its scale comes from the machine
+//    coefficients, and what the shape misses (bench/README.md "Whole-cluster", the cost
+//    model's check) is left to the surrogate that uses it.
+//  - MachineCoefficients: microseconds per message, per round, per byte sent and per byte
+//    reduced; latency = their dot product with the terms. fit_machine_coefficients() finds
+//    them from observed latencies (least squares on log latency, positive, pulled weakly
+//    toward typical_machine_coefficients() so that it is defined from one observation).
+//  - Pure functions (trees are cached per shape and P behind a mutex); nullopt for a
+//    collective without a model, an algorithm id it does not know, P < 2 or a size < 1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/collective.h"
+#include "core/tuning_config.h"
+
+namespace colltune {
+
+struct CostTerms {
+  double messages = 0;
+  double rounds = 0;
+  double bytes = 0;
+  double reduced = 0;
+
+  CostTerms& operator+=(const CostTerms& o) {
+    messages += o.messages, rounds += o.rounds, bytes += o.bytes, reduced += o.reduced;
+    return *this;
+  }
+};
+
+struct MachineCoefficients {
+  double per_message_us = 0;
+  double per_round_us = 0;
+  double per_byte_us = 0;
+  double per_reduced_byte_us = 0;
+};
+
+// True for the collectives algorithm_cost_terms() models (bcast, reduce, allreduce, gather).
+bool cost_model_covers(Collective collective);
+
+std::optional<CostTerms> algorithm_cost_terms(Collective collective, const TuningConfig& config,
+                                              int comm_size, std::int64_t osu_size);
+
+// Predicted latency of one call (µs).
+double modelled_latency_us(const CostTerms& terms, const MachineCoefficients& machine);
+
+// Typical values of a cluster (about 0.5 µs per message, 1.5 µs per round, 10 GB/s, 5 GB/s of
+// reduction): the prior of fit_machine_coefficients() and the coefficients before anything was
+// observed. Only their ratios matter where prices are anchored to a known run cost.
+MachineCoefficients typical_machine_coefficients();
+
+struct CostObservation {
+  CostTerms terms;
+  double latency_us = 0;  // observed; non-positive or non-finite values are ignored
+};
+
+// Least squares on log latency, sum (log(terms . c) - log latency)^2, over positive
+// coefficients (L-BFGS-B on their logs), plus prior_weight x sum (log(c_j / prior_j))^2: a
+// coefficient the observations do not inform stays at the prior; with none the prior returns.
+// (Least squares on the relative error was tried first: where the model's shape misses a
+// configuration by 10x, it shrinks every coefficient toward 0.)
+MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>& observations,
+                                             const MachineCoefficients& prior,
+                                             double prior_weight = 1.0);
+
+}  // namespace colltune

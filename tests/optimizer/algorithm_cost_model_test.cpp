@@ -1,0 +1,148 @@
+#include "optimizer/algorithm_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/fixed_decision.h"
+
+namespace colltune {
+namespace {
+
+double latency(Collective c, const TuningConfig& config, int p, std::int64_t n) {
+  const auto terms = algorithm_cost_terms(c, config, p, n);
+  EXPECT_TRUE(terms.has_value()) << to_string(config) << " P=" << p << " n=" << n;
+  return terms ? modelled_latency_us(*terms, typical_machine_coefficients()) : 0;
+}
+
+void expect_same_terms(const CostTerms& a, const CostTerms& b) {
+  EXPECT_DOUBLE_EQ(a.messages, b.messages);
+  EXPECT_DOUBLE_EQ(a.rounds, b.rounds);
+  EXPECT_DOUBLE_EQ(a.bytes, b.bytes);
+  EXPECT_DOUBLE_EQ(a.reduced, b.reduced);
+}
+
+TEST(AlgorithmCostModel, ALinearReduceGrowsWithPAndATreeWithLogP) {
+  // 1 MiB: the root of a linear reduce takes and reduces P - 1 messages one after the other,
+  // and rank i waits until it took its own (P / 2 messages on average over the ranks); a rank
+  // of the binomial tree waits for its subtree, log2 P levels at most.
+  const std::int64_t n = 1 << 20;
+  const TuningConfig linear{1, 0, 0}, binomial{5, 0, 0};
+  const double lin64 = latency(Collective::reduce, linear, 64, n);
+  const double lin1024 = latency(Collective::reduce, linear, 1024, n);
+  const double tree64 = latency(Collective::reduce, binomial, 64, n);
+  const double tree1024 = latency(Collective::reduce, binomial, 1024, n);
+  EXPECT_GT(lin1024 / lin64, 14.0);  // like P
+  EXPECT_LT(lin1024 / lin64, 17.0);
+  EXPECT_LT(tree1024 / tree64, 2.0);    // like log P at most
+  EXPECT_GT(lin1024 / tree1024, 50.0);  // at 1024 ranks a linear reduce is far dearer
+  const auto lin = *algorithm_cost_terms(Collective::reduce, linear, 1024, n);
+  EXPECT_NEAR(lin.bytes, 1023.0 * 1026 / 2048 * n, 1e-6 * n);  // (P - 1)(P + 2) / (2P)
+  // At 2 ranks every algorithm is one exchange.
+  expect_same_terms(*algorithm_cost_terms(Collective::reduce, linear, 2, n),
+                    *algorithm_cost_terms(Collective::reduce, binomial, 2, n));
+}
+
+TEST(AlgorithmCostModel, SegmentsPipelineDownAChain) {
+  // A 1 MiB pipeline (chain fan-out 1) over 64 ranks: the rank at depth d has the message after
+  // d hops (31.5 on average) and forwards it once (all but the last). In 8 KiB segments, 127
+  // more segments follow the first, one hop each: 31.5 + 127 + 63/64 stages of 8 KiB.
+  const std::int64_t n = 1 << 20;
+  const auto whole = algorithm_cost_terms(Collective::bcast, {3, 0, 0}, 64, n);
+  const auto seg = algorithm_cost_terms(Collective::bcast, {3, 8192, 0}, 64, n);
+  ASSERT_TRUE(whole && seg);
+  EXPECT_DOUBLE_EQ(whole->rounds, 31.5 + 63.0 / 64);
+  EXPECT_DOUBLE_EQ(whole->bytes, (31.5 + 63.0 / 64) * n);
+  EXPECT_DOUBLE_EQ(seg->rounds, 31.5 + 127 + 63.0 / 64);
+  EXPECT_DOUBLE_EQ(seg->bytes, (31.5 + 127 + 63.0 / 64) * 8192);
+  EXPECT_LT(latency(Collective::bcast, {3, 8192, 0}, 64, n),
+            latency(Collective::bcast, {3, 0, 0}, 64, n) / 5);
+  // A chain's fan-out shortens the chains (fewer rounds) and loads the root, whose period is
+  // then four segments (more bytes once the pipeline is full).
+  const auto chain4 = algorithm_cost_terms(Collective::bcast, {2, 8192, 4}, 64, n);
+  ASSERT_TRUE(chain4);
+  EXPECT_LT(chain4->rounds, seg->rounds - 20);
+  EXPECT_GT(chain4->bytes, 2 * seg->bytes);
+  // The same fan-out past P - 1 is the same chain (build_chain clamps it).
+  expect_same_terms(*algorithm_cost_terms(Collective::bcast, {2, 8192, 32}, 8, n),
+                    *algorithm_cost_terms(Collective::bcast, {2, 8192, 7}, 8, n));
+  // Segments of reduce are counted in floats; a rank reduces what its children send.
+  const auto rseg = algorithm_cost_terms(Collective::reduce, {3, 8192, 0}, 64, n);
+  ASSERT_TRUE(rseg);
+  EXPECT_DOUBLE_EQ(rseg->rounds, 31.5 + 127 + 63.0 / 64);
+  EXPECT_DOUBLE_EQ(rseg->reduced, (31.5 + 127 * 63.0 / 64) * 8192);
+}
+
+TEST(AlgorithmCostModel, TheDefaultIsTheFixedDecisionAndFallbacksAreWhatRuns) {
+  for (Collective c :
+       {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::gather})
+    for (int p : {2, 7, 64, 1024})
+      for (std::int64_t n : {4, 4096, 1 << 20}) {
+        const int id = *fixed_decision_4_1(c, p, n);
+        const auto def = algorithm_cost_terms(c, TuningConfig::default_decision(), p, n);
+        const auto fixed = algorithm_cost_terms(c, {id, 0, 0}, p, n);
+        ASSERT_TRUE(def && fixed);
+        expect_same_terms(*def, *fixed);
+      }
+  // scatter_allgather with fewer bytes than ranks runs the linear bcast.
+  expect_same_terms(*algorithm_cost_terms(Collective::bcast, {8, 0, 0}, 64, 16),
+                    *algorithm_cost_terms(Collective::bcast, {1, 0, 0}, 64, 16));
+  // A segmented ring with segment size 0 (or a segment per rank above the message) is the ring.
+  expect_same_terms(*algorithm_cost_terms(Collective::allreduce, {5, 0, 0}, 16, 1 << 16),
+                    *algorithm_cost_terms(Collective::allreduce, {4, 0, 0}, 16, 1 << 16));
+  // Rabenseifner's reduce with fewer floats than the power of two is the linear reduce.
+  expect_same_terms(*algorithm_cost_terms(Collective::reduce, {7, 0, 0}, 64, 16),
+                    *algorithm_cost_terms(Collective::reduce, {1, 0, 0}, 64, 16));
+  // Every algorithm of the four collectives has a model; others and unknown ids do not.
+  for (int id = 1; id <= 9; ++id)
+    EXPECT_TRUE(algorithm_cost_terms(Collective::bcast, {id, 0, 2}, 16, 1024)) << id;
+  for (int id = 1; id <= 7; ++id)
+    EXPECT_TRUE(algorithm_cost_terms(Collective::reduce, {id, 0, 2}, 16, 1024)) << id;
+  for (int id = 1; id <= 6; ++id)
+    EXPECT_TRUE(algorithm_cost_terms(Collective::allreduce, {id, 0, 0}, 16, 1024)) << id;
+  for (int id = 1; id <= 3; ++id)
+    EXPECT_TRUE(algorithm_cost_terms(Collective::gather, {id, 0, 0}, 16, 1024)) << id;
+  EXPECT_FALSE(algorithm_cost_terms(Collective::bcast, {10, 0, 0}, 16, 1024));
+  EXPECT_FALSE(algorithm_cost_terms(Collective::alltoall, {1, 0, 0}, 16, 1024));
+  EXPECT_FALSE(algorithm_cost_terms(Collective::bcast, {1, 0, 0}, 1, 1024));
+}
+
+TEST(AlgorithmCostModel, FitsTheMachineCoefficientsFromObservedLatencies) {
+  // Latencies made by known coefficients (3x the typical latency, half its bandwidth): the
+  // fit finds them from a few configurations; with nothing observed it returns the prior.
+  MachineCoefficients truth;
+  truth.per_message_us = 0.2;
+  truth.per_round_us = 4.0;
+  truth.per_byte_us = 2e-4;
+  truth.per_reduced_byte_us = 1e-4;
+  std::vector<CostObservation> obs;
+  for (int id : {1, 3, 5, 7})
+    for (int p : {2, 16, 256})
+      for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
+        const auto t = *algorithm_cost_terms(Collective::reduce, {id, 0, 0}, p, n);
+        obs.push_back({t, modelled_latency_us(t, truth)});
+      }
+  const MachineCoefficients fit =
+      fit_machine_coefficients(obs, typical_machine_coefficients(), 1e-6);
+  EXPECT_NEAR(fit.per_message_us, truth.per_message_us, 0.01);
+  EXPECT_NEAR(fit.per_round_us, truth.per_round_us, 0.05);
+  EXPECT_NEAR(fit.per_byte_us / truth.per_byte_us, 1, 0.01);
+  EXPECT_NEAR(fit.per_reduced_byte_us / truth.per_reduced_byte_us, 1, 0.02);
+  const MachineCoefficients none = fit_machine_coefficients({}, typical_machine_coefficients());
+  EXPECT_DOUBLE_EQ(none.per_round_us, typical_machine_coefficients().per_round_us);
+  EXPECT_DOUBLE_EQ(none.per_byte_us, typical_machine_coefficients().per_byte_us);
+  // Bcast never reduces: the reduction's coefficient stays at its prior, none goes negative.
+  std::vector<CostObservation> bcast;
+  for (int p : {4, 64})
+    for (std::int64_t n = 1; n <= (1 << 20); n *= 32) {
+      const auto t = *algorithm_cost_terms(Collective::bcast, {6, 0, 0}, p, n);
+      bcast.push_back({t, 0.5 * modelled_latency_us(t, truth)});
+    }
+  const MachineCoefficients b = fit_machine_coefficients(bcast, typical_machine_coefficients());
+  EXPECT_GE(b.per_message_us, 0);
+  EXPECT_GE(b.per_round_us, 0);
+  EXPECT_NEAR(b.per_reduced_byte_us / typical_machine_coefficients().per_reduced_byte_us, 1, 1e-9);
+}
+
+}  // namespace
+}  // namespace colltune
