@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <climits>
+#include <limits>
+#include <string>
 
 #include "rules/rules_validate.h"
 #include "tests/rules/random_models.h"
@@ -144,19 +147,31 @@ TEST(RulesRanges, OnePassEqualsPerIndexScan) {
   }
 }
 
-// A file of 10^6 rules validates in linear time (before: a scan of the whole block per rule,
-// more than 120 s). The bound is generous; bench/rules measures the ratio.
-TEST(RulesRanges, AMillionRulesValidateInSeconds) {
-  const std::size_t n = 1'000'000;
-  std::string text = "1\n7\n1\n2\n" + std::to_string(n) + "\n";
-  for (std::size_t i = 0; i < n; ++i)
-    text += std::to_string(i * 8) + (i % 2 ? " 6 0 0\n" : " 0 0 0\n");
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto report = validate_rules_text(text, ValidationOptions{});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_TRUE(report.loads()) << report.verdict();
-  EXPECT_LT(seconds, 40.0);
+// Validation is linear in the number of rules (before: a scan of the whole block per rule,
+// more than 120 s for 10^6 rules). Measured side by side, not against a clock bound: 8x the
+// rules take about 8x the time when linear and over 30x with the old per-rule scan; the best
+// of two runs of each keeps a busy machine from deciding. bench/rules reports the figures.
+TEST(RulesRanges, ValidationTimeGrowsLinearlyWithTheRules) {
+  auto file_of = [](std::size_t n) {
+    std::string text = "1\n7\n1\n2\n" + std::to_string(n) + "\n";
+    for (std::size_t i = 0; i < n; ++i)
+      text += std::to_string(i * 8) + (i % 2 ? " 6 0 0\n" : " 0 0 0\n");
+    return text;
+  };
+  auto best_seconds = [](const std::string& text) {
+    double best = std::numeric_limits<double>::infinity();
+    for (int run = 0; run < 2; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto report = validate_rules_text(text, ValidationOptions{});
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      EXPECT_TRUE(report.loads()) << report.verdict();
+    }
+    return best;
+  };
+  const double small = best_seconds(file_of(20'000));
+  const double large = best_seconds(file_of(160'000));
+  EXPECT_LT(large / small, 16.0) << small << " s for 20000 rules, " << large << " s for 160000";
 }
 
 }  // namespace
