@@ -47,6 +47,14 @@
 //  - Stop: the budgets (evaluations, 150 by default; node-seconds) or, after the design, when
 //    no candidate has an EI above max(ei_floor, ei_noise_fraction x noise sd) at any (comm
 //    size, message size): the model expects no improvement above the noise anywhere ("ei").
+//  - The default is Open MPI's fixed decision, one algorithm per (P, message size)
+//    (SearchSpace::default_alias, core/fixed_decision.h): with default_alias (the default
+//    setting), wherever acquisition and recommend read the posterior at a size P where the
+//    default was run, the row of each alias a is conditioned on the default's runs at the
+//    message sizes where the default runs a (its other message sizes move through the
+//    message-size kernel), and the default's cells there take that posterior (they are the
+//    same cells); where only the alias was run at P, the default's cells take the alias's
+//    posterior. The fitted model itself keeps the default as a row of its own.
 //  - recommend(P): at every message size the configuration with the lowest posterior mean
 //    among P's configurations that were run at some size (and the default). measured = that
 //    configuration was run at P. Confidence = P(config faster than the default) under the
@@ -57,7 +65,7 @@
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// max_fit_rows (60), design_budget_fraction (1/3).
+// max_fit_rows (60), design_budget_fraction (1/3), default_alias (true).
 #pragma once
 
 #include <map>
@@ -78,6 +86,7 @@ struct ClusterBayesSettings {
   double refit_growth = 1.25;
   int max_fit_rows = 60;
   double design_budget_fraction = 1.0 / 3;  // share of budget_node_seconds the design may use
+  bool default_alias = true;  // the default's runs at P are runs of its alias (Open MPI's decision)
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
 };
@@ -151,6 +160,15 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
                              const Eigen::MatrixXd& var) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
+  // Mean log latency per message size over the complete runs of `config` at `comm_size`;
+  // returns the number of runs (0: none, `mean_log` untouched).
+  int cell_means(int comm_size, const TuningConfig& config, Eigen::VectorXd* mean_log) const;
+  // Ties the default to its aliases at `comm_size` (default_alias, header comment): rows
+  // [offset, offset + configs.size()) of mean / var are `configs` at that size, as predicted
+  // by `gp`; the rows of the default and of its aliases among them are replaced.
+  void tie_default_alias(const ClusterGp& gp, int comm_size,
+                         const std::vector<TuningConfig>& configs, int offset,
+                         Eigen::MatrixXd& mean, Eigen::MatrixXd& var) const;
   // True when options_.calls_per_run covers every message size (per-configuration prices).
   bool prices_configurations() const;
   // Per comm size: the median over its observed runs of seconds - sum of calls x measured
