@@ -464,6 +464,21 @@ void ClusterBayesStrategy::tie_default_alias(const ClusterGp& gp, int comm_size,
   }
 }
 
+bool ClusterBayesStrategy::search_posterior(int comm_size, const std::vector<TuningConfig>& configs,
+                                            Eigen::MatrixXd* mean, Eigen::MatrixXd* var) const {
+  int fit_rows = 0;  // as the search would: refitted when the observations outgrew the fit
+  const auto fresh = stale_fit(&fit_rows);
+  auto gp = model({}, {}, fresh ? &*fresh : nullptr);
+  if (!gp) return false;
+  std::vector<ClusterRow> rows;
+  for (const auto& c : configs) rows.push_back(row(comm_size, space_at(comm_size).canonical(c)));
+  gp->predict(rows, mean, var);
+  std::vector<TuningConfig> canonical;
+  for (const auto& c : configs) canonical.push_back(space_at(comm_size).canonical(c));
+  tie_default_alias(*gp, comm_size, canonical, 0, *mean, *var);
+  return true;
+}
+
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
     const ClusterGp& gp, const std::set<Pair>& excluded) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
@@ -749,8 +764,7 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
     if (gp) {
       std::vector<ClusterRow> rows;
       for (const auto& c : configs) rows.push_back(row(comm, c));
-      gp->predict(rows, &mean, &var);
-      tie_default_alias(*gp, comm, configs, 0, mean, var);
+      gp->predict(rows, &mean, &var);  // without the default's aliases (header comment)
     }
     const int def = static_cast<int>(
         std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -

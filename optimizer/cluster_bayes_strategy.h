@@ -49,12 +49,14 @@
 //    size, message size): the model expects no improvement above the noise anywhere ("ei").
 //  - The default is Open MPI's fixed decision, one algorithm per (P, message size)
 //    (SearchSpace::default_alias, core/fixed_decision.h): with default_alias (the default
-//    setting), wherever acquisition and recommend read the posterior at a size P where the
-//    default was run, the row of each alias a is conditioned on the default's runs at the
-//    message sizes where the default runs a (its other message sizes move through the
-//    message-size kernel), and the default's cells there take that posterior (they are the
-//    same cells); where only the alias was run at P, the default's cells take the alias's
-//    posterior. The fitted model itself keeps the default as a row of its own.
+//    setting), the acquisition reads, at a size P where the default was run, the row of each
+//    alias a not run at P itself conditioned on the default's runs at the message sizes where
+//    the default runs a (its other message sizes move through the message-size kernel). So
+//    a configuration the default already ran there is not run again for those sizes, and one
+//    the default showed fast at some sizes is tried at the neighbouring ones. recommend() does
+//    not use it: carried across an algorithm's cliff (Rabenseifner below P x 4 bytes on the
+//    sim) it made confident predicted picks 200x off; what it steers gets measured. The
+//    fitted model itself keeps the default as a row of its own.
 //  - recommend(P): at every message size the configuration with the lowest posterior mean
 //    among P's configurations that were run at some size (and the default). measured = that
 //    configuration was run at P. Confidence = P(config faster than the default) under the
@@ -120,6 +122,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   double node_seconds() const;
   double run_cost(int comm_size) const;
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
+  // The posterior the acquisition reads for `configs` at `comm_size` (rows; columns = the
+  // message sizes, log latency): the model's (refitted when the observations outgrew the last
+  // fit), with the default's aliases tied in. False when nothing was observed yet.
+  bool search_posterior(int comm_size, const std::vector<TuningConfig>& configs,
+                        Eigen::MatrixXd* mean, Eigen::MatrixXd* var) const;
 
  private:
   struct Observed {
@@ -163,9 +170,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).
   int cell_means(int comm_size, const TuningConfig& config, Eigen::VectorXd* mean_log) const;
-  // Ties the default to its aliases at `comm_size` (default_alias, header comment): rows
+  // Ties the default's aliases to its runs at `comm_size` (default_alias, header comment): rows
   // [offset, offset + configs.size()) of mean / var are `configs` at that size, as predicted
-  // by `gp`; the rows of the default and of its aliases among them are replaced.
+  // by `gp`; the rows of the aliases not run at that size are conditioned.
   void tie_default_alias(const ClusterGp& gp, int comm_size,
                          const std::vector<TuningConfig>& configs, int offset,
                          Eigen::MatrixXd& mean, Eigen::MatrixXd& var) const;
