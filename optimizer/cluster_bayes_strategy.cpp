@@ -764,7 +764,11 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
     if (gp) {
       std::vector<ClusterRow> rows;
       for (const auto& c : configs) rows.push_back(row(comm, c));
-      gp->predict(rows, &mean, &var);  // without the default's aliases (header comment)
+      gp->predict(rows, &mean, &var);
+      // The default's aliases (header comment) rank the configurations; the confidence keeps
+      // the model's own variances: they may not make a predicted pick surer.
+      Eigen::MatrixXd tied_var = var;
+      tie_default_alias(*gp, comm, configs, 0, mean, tied_var);
     }
     const int def = static_cast<int>(
         std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -

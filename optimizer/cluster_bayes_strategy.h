@@ -53,10 +53,11 @@
 //    alias a not run at P itself conditioned on the default's runs at the message sizes where
 //    the default runs a (its other message sizes move through the message-size kernel). So
 //    a configuration the default already ran there is not run again for those sizes, and one
-//    the default showed fast at some sizes is tried at the neighbouring ones. recommend() does
-//    not use it: carried across an algorithm's cliff (Rabenseifner below P x 4 bytes on the
-//    sim) it made confident predicted picks 200x off; what it steers gets measured. The
-//    fitted model itself keeps the default as a row of its own.
+//    the default showed fast at some sizes is tried at the neighbouring ones. recommend()
+//    ranks with those posterior means but computes the confidence with the model's own
+//    variances: carried across an algorithm's cliff (Rabenseifner below P x 4 bytes on the
+//    sim) the conditioned variances made a predicted pick 200x off confident. The fitted
+//    model itself keeps the default as a row of its own.
 //  - recommend(P): at every message size the configuration with the lowest posterior mean
 //    among P's configurations that were run at some size (and the default). measured = that
 //    configuration was run at P. Confidence = P(config faster than the default) under the

@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "optimizer/cluster_bayes_strategy.h"
 #include "optimizer/cluster_gp.h"
+#include "optimizer/expected_improvement.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -442,7 +443,7 @@ TEST(ClusterStrategy, TheSearchReadsTheDefaultsRunsAsRunsOfItsAliasAtThatSize) {
   // it at 1x there, and the message-size kernel carries that to 4-8 KiB, where the default
   // itself is recursive doubling: the search sees it ahead of nonoverlapping (worth a run).
   // Recursive doubling, which the default ran at 2-8 KiB, is known there without a run of its
-  // own. What is recommended does not use it.
+  // own.
   ASSERT_EQ(SearchSpace(Collective::allreduce, 1024, table()).default_alias(4096)->algorithm, 3);
   ASSERT_EQ(SearchSpace(Collective::allreduce, 1024, table()).default_alias(16384)->algorithm, 6);
   const std::vector<TuningConfig> configs = {TuningConfig{0, 0, 0}, TuningConfig{2, 0, 0},
@@ -472,10 +473,20 @@ TEST(ClusterStrategy, TheSearchReadsTheDefaultsRunsAsRunsOfItsAliasAtThatSize) {
     EXPECT_DOUBLE_EQ(with_mean(0, s), without_mean(0, s));
     EXPECT_DOUBLE_EQ(with_mean(1, s), without_mean(1, s));
   }
-  const auto a = allreduce_with_default_at_1024(true)->recommend({1024}, 0.7);
-  const auto b = allreduce_with_default_at_1024(false)->recommend({1024}, 0.7);
+  // recommend() ranks with those means (the posterior-mean pick at 4 KiB is Rabenseifner only
+  // with the alias) but its confidence keeps the model's own variances.
+  const auto a = allreduce_with_default_at_1024(true)->recommend({1024}, 0.0);
+  const auto b = allreduce_with_default_at_1024(false)->recommend({1024}, 0.0);
   ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].config, b[i].config);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].msg_size != 4096) continue;
+    EXPECT_EQ(a[i].config, (TuningConfig{6, 0, 0}));
+    EXPECT_NE(b[i].config, (TuningConfig{6, 0, 0}));
+    EXPECT_FALSE(a[i].measured);
+    const double z = (with_mean(0, 5) - with_mean(3, 5)) /
+                     std::sqrt(without_var(0, 5) + without_var(3, 5));  // 4096 = column 5
+    EXPECT_NEAR(a[i].confidence, normal_cdf(z), 0.02);
+  }
 }
 
 // The joint posterior of one row across the message sizes has predict()'s marginals.
