@@ -49,6 +49,8 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.cost_model_prices = value.get<bool>();
     } else if (key == "cost_model_mean") {
       s.cost_model_mean = value.get<bool>();
+    } else if (key == "default_alias") {
+      s.default_alias = value.get<bool>();
     } else {
       throw std::invalid_argument("bo-cluster: unknown setting '" + key + "'");
     }
@@ -488,6 +490,99 @@ std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
   return out;
 }
 
+int ClusterBayesStrategy::cell_means(int comm_size, const TuningConfig& config,
+                                     Eigen::VectorXd* mean_log) const {
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  const SearchSpace& space = space_at(comm_size);
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(m);
+  int runs = 0;
+  for (const auto& o : evaluations_) {
+    if (o.comm_size != comm_size || o.evaluation.failed ||
+        space.canonical(o.evaluation.config) != config)
+      continue;
+    Eigen::VectorXd y(m);
+    bool complete = true;
+    for (int s = 0; s < m && complete; ++s) {
+      auto it = std::find(o.evaluation.msg_sizes.begin(), o.evaluation.msg_sizes.end(),
+                          options_.msg_sizes[s]);
+      const double v = it == o.evaluation.msg_sizes.end()
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : o.evaluation.latency_us[it - o.evaluation.msg_sizes.begin()];
+      complete = std::isfinite(v) && v > 0;
+      if (complete) y[s] = std::log(v);
+    }
+    if (!complete) continue;  // as in model(): a truncated run is not in the model either
+    sum += y;
+    ++runs;
+  }
+  if (runs > 0) *mean_log = sum / runs;
+  return runs;
+}
+
+void ClusterBayesStrategy::tie_default_alias(const ClusterGp& gp, int comm_size,
+                                             const std::vector<TuningConfig>& configs, int offset,
+                                             Eigen::MatrixXd& mean, Eigen::MatrixXd& var) const {
+  if (!settings_.default_alias) return;
+  const SearchSpace& space = space_at(comm_size);
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  // The message sizes at which the default runs each alias.
+  std::map<TuningConfig, std::vector<int>> runs_alias;
+  for (int s = 0; s < m; ++s)
+    if (auto alias = space.default_alias(options_.msg_sizes[s]); alias && space.contains(*alias))
+      runs_alias[*alias].push_back(s);
+  if (runs_alias.empty()) return;
+  Eigen::VectorXd def_y;
+  const int def_runs = cell_means(comm_size, TuningConfig::default_decision(), &def_y);
+  if (def_runs == 0) return;
+  const Eigen::VectorXd noise_var = gp.noise_sd().array().square().matrix();
+  for (const auto& [alias, at] : runs_alias) {
+    const auto it = std::find(configs.begin(), configs.end(), alias);
+    if (it == configs.end()) continue;
+    const int a = offset + static_cast<int>(it - configs.begin());
+    // An alias run at this size is known from its own runs (the model has them); pooling the
+    // default's runs into it too would also pool their outliers, which the model's Gaussian
+    // noise does not expect (bench/README.md "Whole-cluster", allreduce at 4 ranks).
+    Eigen::VectorXd own;
+    if (cell_means(comm_size, alias, &own) > 0) continue;
+    // The default's runs at `at` are runs of the alias, with the per-run noise: the alias's
+    // posterior across all message sizes is conditioned on them.
+    Eigen::VectorXd mu;
+    Eigen::MatrixXd cov;
+    gp.predict_joint(rows_for(gp, {{comm_size, alias}}).front(), &mu, &cov);
+    const int k = static_cast<int>(at.size());
+    Eigen::MatrixXd c_ss(k, k), c_xs(m, k);
+    Eigen::VectorXd resid(k);
+    for (int i = 0; i < k; ++i) {
+      resid[i] = def_y[at[i]] - mu[at[i]];
+      c_xs.col(i) = cov.col(at[i]);
+      for (int j = 0; j < k; ++j) c_ss(i, j) = cov(at[i], at[j]);
+      c_ss(i, i) += noise_var[at[i]] / def_runs;
+    }
+    const Eigen::LDLT<Eigen::MatrixXd> solve(c_ss);
+    mu += c_xs * solve.solve(resid);
+    cov -= c_xs * solve.solve(c_xs.transpose());
+    mean.row(a) = mu.transpose();
+    var.row(a) = cov.diagonal().cwiseMax(1e-10).transpose();
+  }
+}
+
+bool ClusterBayesStrategy::search_posterior(int comm_size, const std::vector<TuningConfig>& configs,
+                                            Eigen::MatrixXd* mean, Eigen::MatrixXd* var) const {
+  int fit_rows = 0;  // as the search would: refitted when the observations outgrew the fit
+  const auto fresh = stale_fit(&fit_rows);
+  auto gp = model({}, {}, fresh ? &*fresh : nullptr);
+  if (!gp) return false;
+  std::vector<TuningConfig> canonical;
+  std::vector<Pair> pairs;
+  for (const auto& c : configs) {
+    canonical.push_back(space_at(comm_size).canonical(c));
+    pairs.push_back({comm_size, canonical.back()});
+  }
+  gp->predict(rows_for(*gp, pairs), mean, var);
+  tie_default_alias(*gp, comm_size, canonical, 0, *mean, *var);
+  return true;
+}
+
 std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
     const ClusterGp& gp, const ClusterGp* pricing, const std::set<Pair>& excluded) const {
   const int m = static_cast<int>(options_.msg_sizes.size());
@@ -503,6 +598,23 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   first[k] = static_cast<int>(all.size());
   Eigen::MatrixXd mean, var;
   gp.predict(rows_for(gp, all), &mean, &var);
+  // The price of each candidate: its predicted run time (launch overhead + calls x the
+  // predicted mean latency, exp(mu + min(var, 1) / 2)) x the nodes of its size, from the
+  // pricing surrogate when there is one (the cost model in its prior mean), else from the
+  // search's own posterior before the default's aliases are tied in; or the size's price when
+  // the calls per run are unknown.
+  std::vector<double> price;
+  if (pricing && pricing != &gp) {
+    Eigen::MatrixXd price_mean, price_var;
+    pricing->predict(rows_for(*pricing, all), &price_mean, &price_var);
+    price = prices(all, price_mean, price_var);
+  } else {
+    price = prices(all, mean, var);
+  }
+  for (int p = 0; p < k; ++p) {
+    const int comm = options_.sizes[p].comm_size;
+    tie_default_alias(gp, comm, space_at(comm).points(), first[p], mean, var);
+  }
   // Summed EI of each pair at its own size.
   std::map<Pair, double> ei, top_ei;
   for (int p = 0; p < k; ++p) {
@@ -517,17 +629,6 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
       ei[all[i]] = sum;
       top_ei[all[i]] = top;
     }
-  }
-  // The price of each candidate: its predicted run time (launch overhead + calls x the
-  // predicted mean latency, exp(mu + min(var, 1) / 2)) x the nodes of its size; or the size's
-  // price when the calls per run are unknown.
-  std::vector<double> price;
-  if (pricing && pricing != &gp) {
-    Eigen::MatrixXd price_mean, price_var;
-    pricing->predict(rows_for(*pricing, all), &price_mean, &price_var);
-    price = prices(all, price_mean, price_var);
-  } else {
-    price = prices(all, mean, var);
   }
   const double cheapest = *std::min_element(price.begin(), price.end());
   const double length = std::exp(gp.theta()[kClusterLogLengthComm]);
@@ -776,6 +877,10 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
       std::vector<Pair> pairs;
       for (const auto& c : configs) pairs.push_back({comm, c});
       gp->predict(rows_for(*gp, pairs), &mean, &var);
+      // The default's aliases (header comment) rank the configurations; the confidence keeps
+      // the model's own variances: they may not make a predicted pick surer.
+      Eigen::MatrixXd tied_var = var;
+      tie_default_alias(*gp, comm, configs, 0, mean, tied_var);
     }
     const int def = static_cast<int>(
         std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -

@@ -55,6 +55,17 @@
 //  - Stop: the budgets (evaluations, 150 by default; node-seconds) or, after the design, when
 //    no candidate has an EI above max(ei_floor, ei_noise_fraction x noise sd) at any (comm
 //    size, message size): the model expects no improvement above the noise anywhere ("ei").
+//  - The default is Open MPI's fixed decision, one algorithm per (P, message size)
+//    (SearchSpace::default_alias, core/fixed_decision.h): with default_alias (the default
+//    setting), the acquisition reads, at a size P where the default was run, the row of each
+//    alias a not run at P itself conditioned on the default's runs at the message sizes where
+//    the default runs a (its other message sizes move through the message-size kernel). So
+//    a configuration the default already ran there is not run again for those sizes, and one
+//    the default showed fast at some sizes is tried at the neighbouring ones. recommend()
+//    ranks with those posterior means but computes the confidence with the model's own
+//    variances: carried across an algorithm's cliff (Rabenseifner below P x 4 bytes on the
+//    sim) the conditioned variances made a predicted pick 200x off confident. The fitted
+//    model itself keeps the default as a row of its own.
 //  - recommend(P): at every message size the configuration with the lowest posterior mean
 //    among P's configurations that were run at some size (and the default). measured = that
 //    configuration was run at P. Confidence = P(config faster than the default) under the
@@ -65,9 +76,9 @@
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// max_fit_rows (60), design_budget_fraction (1/3), cost_model_prices (true), cost_model_mean
-// (false: the cost model in the search's own surrogate too; tried, not kept,
-// docs/whole-cluster.md).
+// max_fit_rows (60), design_budget_fraction (1/3), default_alias (true), cost_model_prices
+// (true), cost_model_mean (false: the cost model in the search's own surrogate too; tried, not
+// kept, docs/whole-cluster.md).
 #pragma once
 
 #include <map>
@@ -96,6 +107,7 @@ struct ClusterBayesSettings {
   // The search's own surrogate (EI, picks, confidence) with the cost model in its prior mean
   // too (for the collectives it covers; with or without per-configuration prices).
   bool cost_model_mean = false;
+  bool default_alias = true;  // the default's runs at P are runs of its alias (Open MPI's decision)
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
 };
@@ -132,6 +144,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // the planned price before any run, then the pricing surrogate's (docs/whole-cluster.md).
   double price(int comm_size, const TuningConfig& config) const;
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
+  // The posterior the acquisition reads for `configs` at `comm_size` (rows; columns = the
+  // message sizes, log latency): the model's (refitted when the observations outgrew the last
+  // fit), with the default's aliases tied in. False when nothing was observed yet.
+  bool search_posterior(int comm_size, const std::vector<TuningConfig>& configs,
+                        Eigen::MatrixXd* mean, Eigen::MatrixXd* var) const;
 
  private:
   struct Observed {
@@ -198,6 +215,15 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
                              const Eigen::MatrixXd& var) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
+  // Mean log latency per message size over the complete runs of `config` at `comm_size`;
+  // returns the number of runs (0: none, `mean_log` untouched).
+  int cell_means(int comm_size, const TuningConfig& config, Eigen::VectorXd* mean_log) const;
+  // Ties the default's aliases to its runs at `comm_size` (default_alias, header comment): rows
+  // [offset, offset + configs.size()) of mean / var are `configs` at that size, as predicted
+  // by `gp`; the rows of the aliases not run at that size are conditioned.
+  void tie_default_alias(const ClusterGp& gp, int comm_size,
+                         const std::vector<TuningConfig>& configs, int offset,
+                         Eigen::MatrixXd& mean, Eigen::MatrixXd& var) const;
   // True when options_.calls_per_run covers every message size (per-configuration prices).
   bool prices_configurations() const;
   // Per comm size: the median over its observed runs of seconds - sum of calls x measured

@@ -202,6 +202,24 @@ void ClusterGp::predict(const std::vector<ClusterRow>& points, Eigen::MatrixXd* 
   }
 }
 
+void ClusterGp::predict_joint(const ClusterRow& point, Eigen::VectorXd* mean,
+                              Eigen::MatrixXd* covariance) const {
+  Eigen::MatrixXd row_mean;
+  predict({point}, &row_mean, nullptr);
+  *mean = row_mean.row(0).transpose();
+  // Prior k_row(x, x) K_s minus the reduction sum_j w_j a_j a_j^T, a_j = row j of Q_s^T K_s and
+  // w_j = sum_i pc_i^2 g_ij (the same eigen-terms as predict's variance, kept as outer products).
+  const Eigen::MatrixXd kx = row_covariance(data_.rows, {point}, theta_, center_log2_);
+  const Eigen::VectorXd pc2 =
+      (qr_.transpose() * sqrt_r_.asDiagonal() * kx).col(0).array().square().matrix();
+  const Eigen::VectorXd w = g_.transpose() * pc2;   // m
+  const Eigen::MatrixXd a = qs_.transpose() * ks_;  // m x m
+  const double prior_row = row_covariance({point}, {point}, theta_, center_log2_)(0, 0);
+  Eigen::MatrixXd cov = prior_row * ks_ - a.transpose() * w.asDiagonal() * a;
+  for (int s = 0; s < cov.rows(); ++s) cov(s, s) = std::max(cov(s, s), 1e-10);
+  *covariance = scale_.asDiagonal() * cov * scale_.asDiagonal();
+}
+
 Eigen::VectorXd ClusterGp::noise_sd() const {
   return std::exp(0.5 * theta_[kClusterLogNoiseVar]) * scale_;
 }

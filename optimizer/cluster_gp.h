@@ -89,6 +89,11 @@ class ClusterGp {
   void predict(const std::vector<ClusterRow>& points, Eigen::MatrixXd* mean,
                Eigen::MatrixXd* variance) const;
 
+  // The posterior of one row across the message sizes: mean (m) and covariance (m x m) of the
+  // latent log latency (log units). Its diagonal is predict()'s variance.
+  void predict_joint(const ClusterRow& point, Eigen::VectorXd* mean,
+                     Eigen::MatrixXd* covariance) const;
+
   // Per-run noise standard deviation of log latency at each message size (log units).
   Eigen::VectorXd noise_sd() const;
 

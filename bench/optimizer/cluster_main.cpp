@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "bench/optimizer/landscape.h"
 #include "bench/optimizer/sim_landscape.h"
@@ -45,6 +46,7 @@ struct Scored {
   double decision_ms_max = 0;
   std::string note;
   std::map<int, std::vector<double>> by_comm;  // regrets per comm size
+  nlohmann::json cells;                        // bo-cluster: per-cell diagnostics (--diagnose)
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -106,6 +108,73 @@ void timing(Collective collective, const std::vector<int>& sizes, const std::vec
         std::string(name(collective)).c_str(), sizes.size(), configs, o.msg_sizes.size(), rows,
         cpu[0], ms[0], cpu[1], ms[1]);
   }
+}
+
+// Per-cell diagnostics of a finished bo-cluster search at the comm sizes `at` (--diagnose):
+// per size, the runs made there (configuration, how many times); per message size, the pick
+// (gated at min_confidence) and the posterior-mean pick (ungated), each with its regret,
+// whether it was measured at that size and its confidence, the optimum, its regret-free
+// configuration and the sizes where that configuration (in its canonical form at P) was run.
+nlohmann::json diagnose_cells(const ClusterStrategy& strategy, const std::map<int, Landscape>& land,
+                              const std::vector<int>& at, double min_confidence) {
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const nlohmann::json state = strategy.state();
+  const auto gated = strategy.recommend(at, min_confidence);
+  const auto ungated = strategy.recommend(at, 0.0);
+  nlohmann::json out = nlohmann::json::object();
+  for (int p : at) {
+    auto lit = land.find(p);
+    if (lit == land.end()) continue;
+    const Landscape& l = lit->second;
+    const SearchSpace space(l.collective, p, table);
+    std::map<TuningConfig, int> here;                // runs at P
+    std::map<TuningConfig, std::set<int>> run_from;  // canonical at P -> sizes it was run at
+    int runs_total = 0, runs_here = 0;
+    for (const auto& e : state.at("evaluations")) {
+      const int size = e.at("comm_size").get<int>();
+      const TuningConfig c = e.at("config").get<TuningConfig>();
+      ++runs_total;
+      if (size == p) ++here[c], ++runs_here;
+      if (space.contains(c)) run_from[space.canonical(c)].insert(size);
+    }
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& [c, n] : here) runs.push_back({{"config", to_string(c)}, {"runs", n}});
+    auto regret = [&](const TuningConfig& c, std::int64_t m) {
+      const auto* pt = l.find(space.contains(c) ? space.canonical(c) : TuningConfig{}, m);
+      if (!pt) pt = l.find(TuningConfig{}, m);
+      return pt ? pt->truth / l.optimum(m) - 1 : std::nan("");
+    };
+    nlohmann::json cells = nlohmann::json::array();
+    for (std::size_t i = 0; i < gated.size(); ++i) {
+      const ClusterChoice& g = gated[i];
+      if (g.comm_size != p) continue;
+      const ClusterChoice& u = ungated[i];
+      TuningConfig best{};
+      double best_v = std::numeric_limits<double>::infinity();
+      for (const auto& c : l.configs())
+        if (const auto* pt = l.find(c, g.msg_size); pt && pt->truth < best_v)
+          best_v = pt->truth, best = c;
+      std::vector<int> best_run_at;
+      if (auto it = run_from.find(best); it != run_from.end())
+        best_run_at.assign(it->second.begin(), it->second.end());
+      cells.push_back({{"msg", g.msg_size},
+                       {"pick", to_string(g.config)},
+                       {"pick_regret", regret(g.config, g.msg_size)},
+                       {"measured", g.measured},
+                       {"confidence", g.confidence},
+                       {"ungated_pick", to_string(u.config)},
+                       {"ungated_regret", regret(u.config, g.msg_size)},
+                       {"ungated_measured", u.measured},
+                       {"default_regret", regret(TuningConfig{}, g.msg_size)},
+                       {"optimum", to_string(best)},
+                       {"optimum_run_at", best_run_at}});
+    }
+    out[std::to_string(p)] = {{"runs_here", runs_here},
+                              {"runs_total", runs_total},
+                              {"configs_run_here", runs},
+                              {"cells", cells}};
+  }
+  return out;
 }
 
 // Recorded sweeps (bench/data/ornl-peak.csv, ornl-peak-other-sizes.csv): for every collective,
@@ -423,6 +492,11 @@ int main(int argc, char** argv) {
   bool check_cost_model = false;
   app.add_flag("--cost-model-check", check_cost_model,
                "only compare the analytic cost model with the landscapes (--sim or --recorded)");
+  std::string diagnose_text;
+  app.add_option("--diagnose", diagnose_text,
+                 "bo-cluster rows: per-cell diagnostics at these comm sizes (comma-separated; "
+                 "'top' = the largest) in the JSON lines: pick, optimum, measured, confidence, "
+                 "where the optimum was run, the runs at that size");
   bool build_only = false;
   app.add_flag("--build-only", build_only,
                "only build (or read) the landscapes and their caches, with timings on stderr");
@@ -495,6 +569,8 @@ int main(int argc, char** argv) {
     }
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
     const BenchmarkCost cost;
+    const std::vector<int> diagnose =
+        diagnose_text == "top" ? std::vector<int>{sizes.back()} : parse_comm_sizes(diagnose_text, "--diagnose");
     // Regrets of picks (per comm size: per message size) against each landscape's optimum.
     // A pick made at another size is read in its canonical form at P (a chain fan-out clamps to
     // P - 1); a configuration P cannot run (no point in its landscape) falls back to the default,
@@ -591,6 +667,7 @@ int main(int argc, char** argv) {
               choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
+        if (!diagnose.empty()) c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
         return c;
       };
       const Scored c_free = run_cluster("bo-cluster (c), own stop", 0);
@@ -659,6 +736,7 @@ int main(int argc, char** argv) {
                             {"note", r.note}};
         for (const auto& [p, v] : r.by_comm)
           j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
+        if (!r.cells.is_null()) j["cells"] = r.cells;
         std::cerr << j.dump() << "\n";
       }
       all_seeds.push_back(rows);

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "core/rng.h"
 #include "optimizer/cluster_bayes_strategy.h"
 #include "optimizer/cluster_gp.h"
+#include "optimizer/expected_improvement.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -528,6 +530,134 @@ TEST(ClusterStrategy, TheDesignDoesNotRunALinearReduceThatWouldBreakTheBudget) {
   const auto [priced_linear, priced_spent] = search(true);
   EXPECT_FALSE(priced_linear);
   EXPECT_LE(priced_spent, budget * 1.05);
+}
+
+// Allreduce at 16-1024 ranks, 4 B-64 KiB. Open MPI's fixed decision at 1024 ranks runs
+// recursive doubling (algorithm 3) at 2-8 KiB and Rabenseifner (6) from 16 KiB; at 256 ranks it
+// runs Rabenseifner from 4 KiB. Rabenseifner is slow (2x) up to 256 ranks and fast (1x) at 1024
+// from 1 KiB; recursive doubling is 3x, nonoverlapping (2) 1.2x. At 1024 ranks only the default
+// and nonoverlapping were run: the default's runs from 16 KiB are Rabenseifner's runs there.
+double allreduce_truth(const TuningConfig& c, int p, std::int64_t size) {
+  const double base = (2.0 + size * 1e-3) * std::log2(static_cast<double>(p));
+  int alg = c.algorithm;
+  if (alg == 0) alg = SearchSpace(Collective::allreduce, p, table()).default_alias(size)->algorithm;
+  if (alg == 6) return base * (p >= 1024 && size >= 1024 ? 1.0 : 2.0);
+  if (alg == 3) return base * 3.0;
+  if (alg == 2) return base * 1.2;
+  return base * 5.0;
+}
+
+std::unique_ptr<ClusterStrategy> allreduce_with_default_at_1024(bool default_alias) {
+  auto o = options({16, 64, 256, 1024}, 100);
+  o.settings = {{"default_alias", default_alias}};
+  auto s = make_cluster_strategy("bo-cluster", Collective::allreduce, table(), o);
+  Rng rng(9);
+  auto observe = [&](int p, const TuningConfig& c) {
+    Evaluation e;
+    e.config = c;
+    for (auto m : msg_sizes()) {
+      e.msg_sizes.push_back(m);
+      const double u = rng.uniform() + rng.uniform() + rng.uniform() - 1.5;
+      e.latency_us.push_back(allreduce_truth(c, p, m) * std::exp(0.04 * u));
+    }
+    s->observe(p, e);
+  };
+  for (int p : {16, 64, 256})
+    for (int alg : {0, 2, 3, 6})
+      for (int r = 0; r < 2; ++r) observe(p, TuningConfig{alg, 0, 0});
+  for (int alg : {0, 2})
+    for (int r = 0; r < 2; ++r) observe(1024, TuningConfig{alg, 0, 0});
+  return s;
+}
+
+TEST(ClusterStrategy, TheSearchReadsTheDefaultsRunsAsRunsOfItsAliasAtThatSize) {
+  // Without the alias, Rabenseifner at 1024 ranks is carried from the smaller sizes (2x, slower
+  // than nonoverlapping): not worth a run there. With it, the default's runs from 16 KiB show
+  // it at 1x there, and the message-size kernel carries that to 4-8 KiB, where the default
+  // itself is recursive doubling: the search sees it ahead of nonoverlapping (worth a run).
+  // Recursive doubling, which the default ran at 2-8 KiB, is known there without a run of its
+  // own.
+  ASSERT_EQ(SearchSpace(Collective::allreduce, 1024, table()).default_alias(4096)->algorithm, 3);
+  ASSERT_EQ(SearchSpace(Collective::allreduce, 1024, table()).default_alias(16384)->algorithm, 6);
+  const std::vector<TuningConfig> configs = {TuningConfig{0, 0, 0}, TuningConfig{2, 0, 0},
+                                             TuningConfig{3, 0, 0}, TuningConfig{6, 0, 0}};
+  auto posterior = [&](bool alias, Eigen::MatrixXd* mean, Eigen::MatrixXd* var) {
+    auto s = allreduce_with_default_at_1024(alias);
+    ASSERT_TRUE(
+        dynamic_cast<const ClusterBayesStrategy&>(*s).search_posterior(1024, configs, mean, var));
+  };
+  Eigen::MatrixXd with_mean, with_var, without_mean, without_var;
+  posterior(true, &with_mean, &with_var);
+  posterior(false, &without_mean, &without_var);
+  const auto msgs = msg_sizes();
+  for (int s = 0; s < static_cast<int>(msgs.size()); ++s) {
+    const double truth6 = std::log(allreduce_truth(configs[3], 1024, msgs[s]));
+    if (msgs[s] == 4096 || msgs[s] == 16384 || msgs[s] == 65536) {
+      EXPECT_GT(without_mean(3, s), without_mean(1, s)) << msgs[s];  // 6 behind 2
+      EXPECT_LT(with_mean(3, s), with_mean(1, s)) << msgs[s];        // 6 ahead of 2
+      EXPECT_LT(std::abs(with_mean(3, s) - truth6), std::abs(without_mean(3, s) - truth6));
+    }
+    if (msgs[s] >= 2048 && msgs[s] < 16384) {  // recursive doubling: the default's cells
+      const double truth3 = std::log(allreduce_truth(configs[2], 1024, msgs[s]));
+      EXPECT_NEAR(with_mean(2, s), truth3, 0.1) << msgs[s];
+      EXPECT_LT(with_var(2, s), 0.5 * without_var(2, s)) << msgs[s];
+    }
+    // The default's own row and a configuration run at 1024 are left as they are.
+    EXPECT_DOUBLE_EQ(with_mean(0, s), without_mean(0, s));
+    EXPECT_DOUBLE_EQ(with_mean(1, s), without_mean(1, s));
+  }
+  // recommend() ranks with those means (the posterior-mean pick at 4 KiB is Rabenseifner only
+  // with the alias) but its confidence keeps the model's own variances.
+  const auto a = allreduce_with_default_at_1024(true)->recommend({1024}, 0.0);
+  const auto b = allreduce_with_default_at_1024(false)->recommend({1024}, 0.0);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].msg_size != 4096) continue;
+    EXPECT_EQ(a[i].config, (TuningConfig{6, 0, 0}));
+    EXPECT_NE(b[i].config, (TuningConfig{6, 0, 0}));
+    EXPECT_FALSE(a[i].measured);
+    const double z = (with_mean(0, 5) - with_mean(3, 5)) /
+                     std::sqrt(without_var(0, 5) + without_var(3, 5));  // 4096 = column 5
+    EXPECT_NEAR(a[i].confidence, normal_cdf(z), 0.02);
+  }
+}
+
+// The joint posterior of one row across the message sizes has predict()'s marginals.
+TEST(ClusterGp, TheJointPosteriorOfARowHasThePredictedMarginals) {
+  ClusterGridData d;
+  const int m = 5;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  d.log_latency.resize(6, m);
+  d.repeats = Eigen::VectorXd::Constant(6, 2.0);
+  int i = 0;
+  for (int cat = 0; cat < 2; ++cat)
+    for (double x : {2.0, 4.0, 6.0}) {
+      ClusterRow r;
+      r.config.category = cat;
+      r.log2_comm = x;
+      d.rows.push_back(r);
+      for (int s = 0; s < m; ++s) d.log_latency(i, s) = 1.0 + 0.4 * x + 0.3 * s * s + 0.2 * cat;
+      ++i;
+    }
+  ClusterGp gp(d, ClusterGp::default_theta());
+  ClusterRow far;
+  far.config.category = 1;
+  far.log2_comm = 10;
+  Eigen::MatrixXd mean, var;
+  gp.predict({far}, &mean, &var);
+  Eigen::VectorXd joint_mean;
+  Eigen::MatrixXd cov;
+  gp.predict_joint(far, &joint_mean, &cov);
+  ASSERT_EQ(cov.rows(), m);
+  for (int s = 0; s < m; ++s) {
+    EXPECT_NEAR(joint_mean[s], mean(0, s), 1e-9);
+    EXPECT_NEAR(cov(s, s), var(0, s), 1e-9 * (1 + var(0, s)));
+    for (int t = 0; t < m; ++t) EXPECT_NEAR(cov(s, t), cov(t, s), 1e-9);
+  }
+  // Neighbouring message sizes move together (the message-size kernel), distant ones less.
+  EXPECT_GT(cov(0, 1) / std::sqrt(cov(0, 0) * cov(1, 1)), 0.3);
+  EXPECT_GT(cov(0, 1) / std::sqrt(cov(0, 0) * cov(1, 1)),
+            cov(0, 4) / std::sqrt(cov(0, 0) * cov(4, 4)));
 }
 
 // The surrogate on its own: noise-free rows that are linear in log2 P are reproduced at a comm
