@@ -569,8 +569,10 @@ int main(int argc, char** argv) {
     }
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
     const BenchmarkCost cost;
-    const std::vector<int> diagnose =
-        diagnose_text == "top" ? std::vector<int>{sizes.back()} : parse_comm_sizes(diagnose_text, "--diagnose");
+    const std::vector<int> diagnose = diagnose_text.empty() ? std::vector<int>{}
+                                      : diagnose_text == "top"
+                                          ? std::vector<int>{sizes.back()}
+                                          : parse_comm_sizes(diagnose_text, "--diagnose");
     // Regrets of picks (per comm size: per message size) against each landscape's optimum.
     // A pick made at another size is read in its canonical form at P (a chain fan-out clamps to
     // P - 1); a configuration P cannot run (no point in its landscape) falls back to the default,
