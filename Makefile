@@ -59,8 +59,9 @@ check-slurm: build deps-test
 	@scripts/run-slurm-tests $(BUILD)
 
 # Unit tests under AddressSanitizer and UBSan: the test programs that run in-process (no MPI
-# jobs, no child colltune processes), so every report is about our code.
-ASAN_TESTS = core_tests osu_tests optimizer_tests rules_tests server_tests runner_sim_tests \
+# jobs, no child colltune processes), so every report is about our code. The longest first
+# (optimizer_tests takes as long as all the others together), so the two slots end together.
+ASAN_TESTS = optimizer_tests server_tests rules_tests core_tests osu_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
              osu_bench_unit_tests http_front_door_tests
 check-asan: deps
