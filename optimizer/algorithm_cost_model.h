@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -101,5 +102,27 @@ struct CostObservation {
 MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>& observations,
                                              const MachineCoefficients& prior,
                                              double prior_weight = 1.0);
+
+// What the fitted machine coefficients still miss, per algorithm: the analytic model is off by
+// a factor that is the algorithm's own (an implementation detail it does not model: a reduce
+// that is not pipelined, a Rabenseifner that degrades below P elements), and that factor holds
+// across comm sizes far better than the surrogate's residual, which decays with the distance
+// in log2 P back to the shared trend. factor(a, P) = exp(the median over the observed cells of
+// algorithm a at the observed size nearest to P in log2 P of log(observed / modelled)); both
+// nearest sizes when P lies halfway; 1 (log factor 0) for an algorithm never observed.
+class AlgorithmCalibration {
+ public:
+  struct Cell {
+    int algorithm = 0;  // TuningConfig::algorithm (0 = the default decision)
+    int comm_size = 0;
+    double log_ratio = 0;  // log(observed / modelled latency)
+  };
+  AlgorithmCalibration() = default;
+  explicit AlgorithmCalibration(const std::vector<Cell>& cells);
+  double log_factor(int algorithm, int comm_size) const;
+
+ private:
+  std::map<int, std::map<int, double>> median_;  // algorithm -> comm size -> median log ratio
+};
 
 }  // namespace colltune

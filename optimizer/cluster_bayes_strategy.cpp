@@ -51,6 +51,8 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.cost_model_mean = value.get<bool>();
     } else if (key == "default_alias") {
       s.default_alias = value.get<bool>();
+    } else if (key == "calibrate_algorithms") {
+      s.calibrate_algorithms = value.get<bool>();
     } else {
       throw std::invalid_argument("bo-cluster: unknown setting '" + key + "'");
     }
@@ -181,7 +183,10 @@ ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config, 
       const auto terms =
           algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s]);
       const double us = terms ? modelled_latency_us(*terms, machine()) : 0.0;
-      r.offset[s] = us > 0 ? std::log(us) : 0.0;
+      const double factor = settings_.calibrate_algorithms
+                                ? calibration().log_factor(config.algorithm, comm_size)
+                                : 0.0;
+      r.offset[s] = us > 0 ? std::log(us) + factor : 0.0;
     }
   }
   return r;
@@ -215,6 +220,25 @@ const MachineCoefficients& ClusterBayesStrategy::machine() const {
   machine_.emplace(evaluations_.size(),
                    fit_machine_coefficients(cells, typical_machine_coefficients()));
   return machine_->second;
+}
+
+const AlgorithmCalibration& ClusterBayesStrategy::calibration() const {
+  if (calibration_ && calibration_->first == evaluations_.size()) return calibration_->second;
+  const MachineCoefficients& fitted = machine();
+  std::vector<AlgorithmCalibration::Cell> cells;
+  for (const auto& o : evaluations_) {
+    const Evaluation& e = o.evaluation;
+    if (e.failed) continue;
+    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
+      if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
+      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
+      const double us = terms ? modelled_latency_us(*terms, fitted) : 0.0;
+      if (us > 0)
+        cells.push_back({e.config.algorithm, o.comm_size, std::log(e.latency_us[i] / us)});
+    }
+  }
+  calibration_.emplace(evaluations_.size(), AlgorithmCalibration(cells));
+  return calibration_->second;
 }
 
 double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningConfig& config,

@@ -32,7 +32,8 @@
 //    (overhead(P) + sum over s of calls(s) x exp(mu + min(var, 1)/2)) x nodes(P), with mu and
 //    var the posterior at (c, P, s) of the pricing surrogate: the same GP (same hyper-
 //    parameters, observed runs) with the log of the analytic cost model's latency of (c, P, s)
-//    in its prior mean (ClusterRow::offset; machine coefficients fitted to the observed runs),
+//    in its prior mean (ClusterRow::offset; machine coefficients fitted to the observed runs,
+//    then a factor per algorithm calibrated on its runs at the nearest size, calibration()),
 //    so that a configuration's price scales in P as the cost model says from where it and its
 //    neighbours were observed; overhead(P) = the median over the observed runs at P (else at
 //    any size) of observed seconds - calls x measured latencies. Without calls_per_run, or
@@ -77,8 +78,8 @@
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
 // max_fit_rows (60), design_budget_fraction (1/3), default_alias (true), cost_model_prices
-// (true), cost_model_mean (false: the cost model in the search's own surrogate too; tried, not
-// kept, docs/whole-cluster.md).
+// (true), calibrate_algorithms (true), cost_model_mean (false: the cost model in the search's
+// own surrogate too; tried, not kept, docs/whole-cluster.md).
 #pragma once
 
 #include <map>
@@ -104,6 +105,9 @@ struct ClusterBayesSettings {
   // pricing surrogate, and plan the design at its prices; false = the older pricing (the
   // surrogate alone, the design at the sizes' prices), kept as an ablation.
   bool cost_model_prices = true;
+  // The cost model in the prior means with a factor per algorithm fitted to its runs
+  // (calibration()); false = the machine coefficients alone, kept as an ablation.
+  bool calibrate_algorithms = true;
   // The search's own surrogate (EI, picks, confidence) with the cost model in its prior mean
   // too (for the collectives it covers; with or without per-configuration prices).
   bool cost_model_mean = false;
@@ -168,6 +172,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Machine coefficients of the cost model fitted to every complete observed run (the typical
   // ones before any); cached per number of observations.
   const MachineCoefficients& machine() const;
+  // Per algorithm and size, what machine() still misses (AlgorithmCalibration): the offsets
+  // (row()) are the cost model's log latency plus this log factor, so the pricing surrogate
+  // falls back, far from an algorithm's runs, to the model as calibrated on that algorithm's
+  // nearest runs, not to the uncalibrated model. Cached per number of observations.
+  const AlgorithmCalibration& calibration() const;
   // Seconds of one run of `config` at `comm_size` by the cost model alone: calls x modelled
   // latency summed over the message sizes (no launch overhead).
   double modelled_run_seconds(int comm_size, const TuningConfig& config,
@@ -238,7 +247,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::optional<ConfigEncoder> encoder_;
   std::optional<SearchSpace> largest_;
   mutable std::map<int, std::unique_ptr<SearchSpace>> spaces_;
-  mutable std::optional<std::pair<std::size_t, MachineCoefficients>> machine_;  // (runs, fit)
+  mutable std::optional<std::pair<std::size_t, MachineCoefficients>> machine_;       // (runs, fit)
+  mutable std::optional<std::pair<std::size_t, AlgorithmCalibration>> calibration_;  // (runs, fit)
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 

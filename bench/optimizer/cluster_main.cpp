@@ -30,6 +30,7 @@
 #include "core/stats.h"
 #include "optimizer/algorithm_cost_model.h"
 #include "optimizer/benchmark_cost.h"
+#include "optimizer/cluster_bayes_strategy.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/search_space.h"
 
@@ -47,6 +48,12 @@ struct Scored {
   std::string note;
   std::map<int, std::vector<double>> by_comm;  // regrets per comm size
   nlohmann::json cells;                        // bo-cluster: per-cell diagnostics (--diagnose)
+  // bo-cluster: per run, |log(price quoted when it was suggested / node-seconds it took)|,
+  // all runs and those at the largest size
+  std::vector<double> price_errors, price_errors_top;
+  // bo-cluster, at the end: log(price / true node-seconds) of each configuration never run at
+  // the largest size
+  std::vector<double> top_unrun_price_log_ratios;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -647,7 +654,12 @@ int main(int argc, char** argv) {
                   .count();
           if (next.empty()) break;
           c.decision_ms_max = std::max(c.decision_ms_max, ms);
-          for (const auto& sgg : next) {
+          // The prices the search charges the batch (before any of it is observed).
+          std::vector<double> quoted;
+          if (const auto* bayes = dynamic_cast<const ClusterBayesStrategy*>(strategy.get()))
+            for (const auto& sgg : next) quoted.push_back(bayes->price(sgg.comm_size, sgg.config));
+          for (std::size_t q = 0; q < next.size(); ++q) {
+            const auto& sgg = next[q];
             Evaluation e;
             e.config = sgg.config;
             e.msg_sizes = co.msg_sizes;
@@ -657,10 +669,40 @@ int main(int argc, char** argv) {
             e.seconds = cost.run_seconds(e.msg_sizes, e.latency_us);  // what the run took
             c.runs += 1;
             c.node_seconds += e.seconds * nodes(sgg.comm_size);
+            if (q < quoted.size() && quoted[q] > 0 && e.seconds > 0) {
+              const double err = std::abs(std::log(quoted[q] / (e.seconds * nodes(sgg.comm_size))));
+              c.price_errors.push_back(err);
+              if (sgg.comm_size == sizes.back()) c.price_errors_top.push_back(err);
+            }
             strategy->observe(sgg.comm_size, e);
           }
         }
         c.note = strategy->stop_reason();
+        // How the search would price, at its end, every configuration it never ran at the
+        // largest size (the runs it did not make are where a wrong price costs: over-priced,
+        // never affordable): price / true node-seconds (noise-free), per configuration.
+        if (const auto* bayes = dynamic_cast<const ClusterBayesStrategy*>(strategy.get())) {
+          const int top = sizes.back();
+          const Landscape& l = land.at(top);
+          const SearchSpace space(*collective, top, table);
+          std::set<TuningConfig> ran;
+          const nlohmann::json state = strategy->state();  // (a temporary's member would dangle)
+          for (const auto& e : state.at("evaluations"))
+            if (e.at("comm_size").get<int>() == top)
+              ran.insert(space.canonical(e.at("config").get<TuningConfig>()));
+          for (const auto& cfg : space.points()) {
+            if (ran.count(cfg)) continue;
+            std::vector<double> lat;
+            for (auto m : co.msg_sizes) {
+              const auto* pt = l.find(cfg, m);
+              lat.push_back(pt ? pt->truth : std::nan(""));
+            }
+            const double truth_ns = cost.run_seconds(co.msg_sizes, lat) * nodes(top);
+            const double quoted = bayes->price(top, cfg);
+            if (truth_ns > 0 && quoted > 0 && std::isfinite(truth_ns))
+              c.top_unrun_price_log_ratios.push_back(std::log(quoted / truth_ns));
+          }
+        }
         const auto picks = strategy->recommend(sizes, min_confidence);
         for (int p : sizes) {
           std::vector<Choice> choices;
@@ -739,6 +781,19 @@ int main(int argc, char** argv) {
         for (const auto& [p, v] : r.by_comm)
           j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
         if (!r.cells.is_null()) j["cells"] = r.cells;
+        if (!r.price_errors.empty()) {  // as factors: exp(|log(quoted / cost)|)
+          j["price_factor_median"] = std::exp(quantile(r.price_errors, 0.5));
+          j["price_factor_p90"] = std::exp(quantile(r.price_errors, 0.9));
+        }
+        if (!r.price_errors_top.empty())
+          j["price_factor_median_top"] = std::exp(quantile(r.price_errors_top, 0.5));
+        if (!r.top_unrun_price_log_ratios.empty()) {
+          std::vector<double> abs_err;
+          for (double x : r.top_unrun_price_log_ratios) abs_err.push_back(std::abs(x));
+          j["top_unrun_price_ratio_median"] = std::exp(quantile(r.top_unrun_price_log_ratios, 0.5));
+          j["top_unrun_price_factor_median"] = std::exp(quantile(abs_err, 0.5));
+          j["top_unrun_configs"] = r.top_unrun_price_log_ratios.size();
+        }
         std::cerr << j.dump() << "\n";
       }
       all_seeds.push_back(rows);
