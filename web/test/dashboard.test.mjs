@@ -318,7 +318,10 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
       const cell = map.locator(`rect[data-comm-size="${r.comm_size}"][data-msg-size="${r.msg_size}"]`);
       assert.equal(await cell.getAttribute('class'), 'cell predicted');
       assert.equal(Number(await cell.getAttribute('data-algorithm')), r.best.algorithm);
-      assert.match(await cell.locator('title').textContent(), new RegExp(`PREDICTED[\\s\\S]*confidence that it beats the default: ${r.confidence.toFixed(2)}`));
+      const title = await cell.locator('title').textContent();
+      assert.match(title, new RegExp(`PREDICTED[\\s\\S]*confidence that it beats the default: ${r.confidence.toFixed(2)}`));
+      // The layout the block was tuned for: the size's own layout and the measured size behind it.
+      assert.match(title, new RegExp(`layout: ${r.comm_size} ranks on ${r.layout.nodes} nodes? \\(tuned as P=${r.layout_from} was run\\)`));
     }
     assert.ok((await map.locator('[data-field=predicted-note]').count()) > 0);
     await screenshot(admin, 'whole-cluster.png', 900);

@@ -13,14 +13,26 @@ const LEFT = 56;
 const TOP = 8;
 const BOTTOM = 40;
 
+// Which layout a predicted block was tuned for (the 4.1.x / 5.0.x file has no node dimension:
+// the block holds what was measured at the size it was predicted from, docs/whole-cluster.md).
+function layoutText(r: ReportResult): string {
+  const from = `tuned as P=${r.layout_from ?? '?'} was run`;
+  if (!r.layout) return `layout: ${from}`;
+  const here = r.layout.ppn != null ? `${r.layout.nodes} nodes x ${r.layout.ppn} ranks per node` : `${r.comm_size} ranks on ${r.layout.nodes} node${r.layout.nodes === 1 ? '' : 's'}`;
+  return `layout: ${here} (${from})`;
+}
+
 function cellText(r: ReportResult): string {
   if (r.source === 'predicted')
     return [
       `${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}: PREDICTED (not run at this size)`,
       `chosen: ${fmt.configLabel(r.best, r.best_name)}`,
       `confidence that it beats the default: ${r.confidence == null ? 'unknown' : r.confidence.toFixed(2)}`,
-      r.note ? r.note : `layout of P=${r.layout_from ?? '?'}`,
-    ].join('\n');
+      r.note ? r.note : null,
+      layoutText(r),
+    ]
+      .filter((line) => line)
+      .join('\n');
   return [
     `${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}`,
     `chosen: ${fmt.configLabel(r.best, r.best_name)}`,
