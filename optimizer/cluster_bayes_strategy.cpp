@@ -205,40 +205,38 @@ bool ClusterBayesStrategy::cost_model_on() const {
   return settings_.cost_model_prices && prices_configurations() && cost_model_covers(collective_);
 }
 
-const MachineCoefficients& ClusterBayesStrategy::machine() const {
-  if (machine_ && machine_->first == evaluations_.size()) return machine_->second;
+const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
+  if (cost_fit_ && cost_fit_->first == evaluations_.size()) return cost_fit_->second;
   std::vector<CostObservation> cells;
+  std::vector<std::pair<int, int>> where;  // per cell: algorithm, comm size
   for (const auto& o : evaluations_) {
     const Evaluation& e = o.evaluation;
     if (e.failed) continue;
     for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
       if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
       const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
-      if (terms) cells.push_back({*terms, e.latency_us[i]});
+      if (!terms) continue;
+      cells.push_back({*terms, e.latency_us[i]});
+      where.push_back({e.config.algorithm, o.comm_size});
     }
   }
-  machine_.emplace(evaluations_.size(),
-                   fit_machine_coefficients(cells, typical_machine_coefficients()));
-  return machine_->second;
+  CostFit fit;
+  fit.machine = fit_machine_coefficients(cells, typical_machine_coefficients());
+  std::vector<AlgorithmCalibration::Cell> ratios;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const double us = modelled_latency_us(cells[i].terms, fit.machine);
+    if (us > 0)
+      ratios.push_back({where[i].first, where[i].second, std::log(cells[i].latency_us / us)});
+  }
+  fit.calibration = AlgorithmCalibration(ratios);
+  cost_fit_.emplace(evaluations_.size(), std::move(fit));
+  return cost_fit_->second;
 }
 
+const MachineCoefficients& ClusterBayesStrategy::machine() const { return cost_fit().machine; }
+
 const AlgorithmCalibration& ClusterBayesStrategy::calibration() const {
-  if (calibration_ && calibration_->first == evaluations_.size()) return calibration_->second;
-  const MachineCoefficients& fitted = machine();
-  std::vector<AlgorithmCalibration::Cell> cells;
-  for (const auto& o : evaluations_) {
-    const Evaluation& e = o.evaluation;
-    if (e.failed) continue;
-    for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
-      if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
-      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
-      const double us = terms ? modelled_latency_us(*terms, fitted) : 0.0;
-      if (us > 0)
-        cells.push_back({e.config.algorithm, o.comm_size, std::log(e.latency_us[i] / us)});
-    }
-  }
-  calibration_.emplace(evaluations_.size(), AlgorithmCalibration(cells));
-  return calibration_->second;
+  return cost_fit().calibration;
 }
 
 double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningConfig& config,
@@ -1013,7 +1011,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
     theta = upgrade_cluster_theta(state.at("theta").get<std::vector<double>>());
   }
   evaluations_ = std::move(evals);
-  machine_.reset();
+  cost_fit_.reset();
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());

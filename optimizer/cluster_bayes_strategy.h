@@ -247,8 +247,14 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::optional<ConfigEncoder> encoder_;
   std::optional<SearchSpace> largest_;
   mutable std::map<int, std::unique_ptr<SearchSpace>> spaces_;
-  mutable std::optional<std::pair<std::size_t, MachineCoefficients>> machine_;       // (runs, fit)
-  mutable std::optional<std::pair<std::size_t, AlgorithmCalibration>> calibration_;  // (runs, fit)
+  // The cost model fitted to the observed runs: machine coefficients, then what they miss
+  // per algorithm; cached with the number of observations it was fitted to (reset by restore).
+  struct CostFit {
+    MachineCoefficients machine;
+    AlgorithmCalibration calibration;
+  };
+  const CostFit& cost_fit() const;
+  mutable std::optional<std::pair<std::size_t, CostFit>> cost_fit_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 
