@@ -18,7 +18,8 @@ const BOTTOM = 40;
 function layoutText(r: ReportResult): string {
   const from = `tuned as P=${r.layout_from ?? '?'} was run`;
   if (!r.layout) return `layout: ${from}`;
-  const here = r.layout.ppn != null ? `${r.layout.nodes} nodes x ${r.layout.ppn} ranks per node` : `${r.comm_size} ranks on ${r.layout.nodes} node${r.layout.nodes === 1 ? '' : 's'}`;
+  const nodes = `${r.layout.nodes} node${r.layout.nodes === 1 ? '' : 's'}`;
+  const here = r.layout.ppn != null ? `${nodes} x ${r.layout.ppn} ranks per node` : `${r.comm_size} ranks on ${nodes}`;
   return `layout: ${here} (${from})`;
 }
 
