@@ -453,28 +453,15 @@ MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>&
 }
 
 AlgorithmCalibration::AlgorithmCalibration(const std::vector<Cell>& cells) {
-  std::map<int, std::map<int, std::vector<double>>> ratios;
+  std::map<int, std::vector<double>> ratios;
   for (const auto& c : cells)
-    if (std::isfinite(c.log_ratio)) ratios[c.algorithm][c.comm_size].push_back(c.log_ratio);
-  for (auto& [algorithm, by_size] : ratios)
-    for (auto& [size, r] : by_size) median_[algorithm][size] = median(std::move(r));
+    if (std::isfinite(c.log_ratio)) ratios[c.algorithm].push_back(c.log_ratio);
+  for (auto& [algorithm, r] : ratios) median_[algorithm] = median(std::move(r));
 }
 
-double AlgorithmCalibration::log_factor(int algorithm, int comm_size) const {
+double AlgorithmCalibration::log_factor(int algorithm) const {
   auto it = median_.find(algorithm);
-  if (it == median_.end() || comm_size < 1) return 0.0;
-  const double x = std::log2(static_cast<double>(comm_size));
-  double nearest = std::numeric_limits<double>::infinity(), sum = 0;
-  int count = 0;
-  for (const auto& [size, log_ratio] : it->second) {
-    const double d = std::abs(std::log2(static_cast<double>(size)) - x);
-    if (d < nearest - 1e-9) {
-      nearest = d, sum = log_ratio, count = 1;
-    } else if (d <= nearest + 1e-9) {
-      sum += log_ratio, ++count;
-    }
-  }
-  return count > 0 ? sum / count : 0.0;
+  return it == median_.end() ? 0.0 : it->second;
 }
 
 }  // namespace colltune

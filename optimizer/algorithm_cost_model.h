@@ -105,24 +105,24 @@ MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>&
 
 // What the fitted machine coefficients still miss, per algorithm: the analytic model is off by
 // a factor that is the algorithm's own (an implementation detail it does not model: a reduce
-// that is not pipelined, a Rabenseifner that degrades below P elements), and that factor holds
-// across comm sizes far better than the surrogate's residual, which decays with the distance
-// in log2 P back to the shared trend. factor(a, P) = exp(the median over the observed cells of
-// algorithm a at the observed size nearest to P in log2 P of log(observed / modelled)); both
-// nearest sizes when P lies halfway; 1 (log factor 0) for an algorithm never observed.
+// that is not pipelined, a Rabenseifner that degrades below P elements). factor(a) =
+// exp(the median over the observed cells of algorithm a, at every size, of log(observed /
+// modelled)); 1 (log factor 0) for an algorithm never observed. One factor per algorithm, not
+// one per size: how the error changes with P is left to the surrogate's shared trend, which
+// sees it across algorithms (a factor per algorithm and size, taken from the nearest observed
+// size, was tried: it froze each algorithm's error at its largest run; bench/README.md).
 class AlgorithmCalibration {
  public:
   struct Cell {
-    int algorithm = 0;  // TuningConfig::algorithm (0 = the default decision)
-    int comm_size = 0;
-    double log_ratio = 0;  // log(observed / modelled latency)
+    int algorithm = 0;     // TuningConfig::algorithm (0 = the default decision)
+    double log_ratio = 0;  // log(observed / modelled latency); non-finite values are ignored
   };
   AlgorithmCalibration() = default;
   explicit AlgorithmCalibration(const std::vector<Cell>& cells);
-  double log_factor(int algorithm, int comm_size) const;
+  double log_factor(int algorithm) const;
 
  private:
-  std::map<int, std::map<int, double>> median_;  // algorithm -> comm size -> median log ratio
+  std::map<int, double> median_;  // algorithm -> median log ratio
 };
 
 }  // namespace colltune

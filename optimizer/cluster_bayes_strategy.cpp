@@ -183,9 +183,8 @@ ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config, 
       const auto terms =
           algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s]);
       const double us = terms ? modelled_latency_us(*terms, machine()) : 0.0;
-      const double factor = settings_.calibrate_algorithms
-                                ? calibration().log_factor(config.algorithm, comm_size)
-                                : 0.0;
+      const double factor =
+          settings_.calibrate_algorithms ? calibration().log_factor(config.algorithm) : 0.0;
       r.offset[s] = us > 0 ? std::log(us) + factor : 0.0;
     }
   }
@@ -208,7 +207,7 @@ bool ClusterBayesStrategy::cost_model_on() const {
 const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
   if (cost_fit_ && cost_fit_->first == evaluations_.size()) return cost_fit_->second;
   std::vector<CostObservation> cells;
-  std::vector<std::pair<int, int>> where;  // per cell: algorithm, comm size
+  std::vector<int> algorithm;  // per cell
   for (const auto& o : evaluations_) {
     const Evaluation& e = o.evaluation;
     if (e.failed) continue;
@@ -217,7 +216,7 @@ const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
       const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
       if (!terms) continue;
       cells.push_back({*terms, e.latency_us[i]});
-      where.push_back({e.config.algorithm, o.comm_size});
+      algorithm.push_back(e.config.algorithm);
     }
   }
   CostFit fit;
@@ -225,8 +224,7 @@ const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
   std::vector<AlgorithmCalibration::Cell> ratios;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const double us = modelled_latency_us(cells[i].terms, fit.machine);
-    if (us > 0)
-      ratios.push_back({where[i].first, where[i].second, std::log(cells[i].latency_us / us)});
+    if (us > 0) ratios.push_back({algorithm[i], std::log(cells[i].latency_us / us)});
   }
   fit.calibration = AlgorithmCalibration(ratios);
   cost_fit_.emplace(evaluations_.size(), std::move(fit));

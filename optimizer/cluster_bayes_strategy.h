@@ -33,7 +33,7 @@
 //    var the posterior at (c, P, s) of the pricing surrogate: the same GP (same hyper-
 //    parameters, observed runs) with the log of the analytic cost model's latency of (c, P, s)
 //    in its prior mean (ClusterRow::offset; machine coefficients fitted to the observed runs,
-//    then a factor per algorithm calibrated on its runs at the nearest size, calibration()),
+//    then a factor per algorithm calibrated on its runs, calibration()),
 //    so that a configuration's price scales in P as the cost model says from where it and its
 //    neighbours were observed; overhead(P) = the median over the observed runs at P (else at
 //    any size) of observed seconds - calls x measured latencies. Without calls_per_run, or
@@ -172,10 +172,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Machine coefficients of the cost model fitted to every complete observed run (the typical
   // ones before any); cached per number of observations.
   const MachineCoefficients& machine() const;
-  // Per algorithm and size, what machine() still misses (AlgorithmCalibration): the offsets
-  // (row()) are the cost model's log latency plus this log factor, so the pricing surrogate
-  // falls back, far from an algorithm's runs, to the model as calibrated on that algorithm's
-  // nearest runs, not to the uncalibrated model. Cached per number of observations.
+  // Per algorithm, what machine() still misses (AlgorithmCalibration): the offsets (row())
+  // are the cost model's log latency plus this log factor, so the pricing surrogate falls
+  // back, far from an algorithm's runs, to the model as calibrated on that algorithm's runs,
+  // not to the shared coefficients alone. Cached per number of observations.
   const AlgorithmCalibration& calibration() const;
   // Seconds of one run of `config` at `comm_size` by the cost model alone: calls x modelled
   // latency summed over the message sizes (no launch overhead).

@@ -144,23 +144,18 @@ TEST(AlgorithmCostModel, FitsTheMachineCoefficientsFromObservedLatencies) {
   EXPECT_NEAR(b.per_reduced_byte_us / typical_machine_coefficients().per_reduced_byte_us, 1, 1e-9);
 }
 
-TEST(AlgorithmCalibration, TakesEachAlgorithmsFactorFromItsNearestObservedSize) {
-  // Algorithm 2: log ratios around -2 at 4 ranks and -1.45 at 64 (medians, one outlier each);
-  // algorithm 6 only at 16 ranks, 2x the model.
+TEST(AlgorithmCalibration, TakesEachAlgorithmsMedianRatioOverAllItsRuns) {
+  // Algorithm 2: log ratios around -2 over its cells (one outlier each way); algorithm 6: one
+  // cell at 2x the model, and one non-finite ratio (ignored).
   std::vector<AlgorithmCalibration::Cell> cells;
-  for (double r : {-3.0, -2.1, -2.0, -1.9, 5.0}) cells.push_back({2, 4, r});
-  for (double r : {-1.5, -1.4, -1.3, -9.0}) cells.push_back({2, 64, r});
-  cells.push_back({6, 16, std::log(2.0)});
-  cells.push_back({6, 16, std::nan("")});  // ignored
+  for (double r : {-3.0, -2.1, -2.0, -1.9, 5.0, -1.95, -2.05}) cells.push_back({2, r});
+  cells.push_back({6, std::log(2.0)});
+  cells.push_back({6, std::nan("")});
   const AlgorithmCalibration cal(cells);
-  EXPECT_DOUBLE_EQ(cal.log_factor(2, 4), -2.0);
-  EXPECT_DOUBLE_EQ(cal.log_factor(2, 2), -2.0);        // below the smallest: the smallest
-  EXPECT_DOUBLE_EQ(cal.log_factor(2, 8), -2.0);        // one doubling from 4, three from 64
-  EXPECT_NEAR(cal.log_factor(2, 16), -1.725, 1e-12);   // halfway in log2 P: the mean of both
-  EXPECT_NEAR(cal.log_factor(2, 1024), -1.45, 1e-12);  // beyond the largest: the largest
-  EXPECT_DOUBLE_EQ(cal.log_factor(6, 8192), std::log(2.0));
-  EXPECT_DOUBLE_EQ(cal.log_factor(3, 64), 0.0);  // never observed: the model as it is
-  EXPECT_DOUBLE_EQ(AlgorithmCalibration().log_factor(2, 4), 0.0);
+  EXPECT_DOUBLE_EQ(cal.log_factor(2), -2.0);
+  EXPECT_DOUBLE_EQ(cal.log_factor(6), std::log(2.0));
+  EXPECT_DOUBLE_EQ(cal.log_factor(3), 0.0);  // never observed: the model as it is
+  EXPECT_DOUBLE_EQ(AlgorithmCalibration().log_factor(2), 0.0);
 }
 
 }  // namespace
