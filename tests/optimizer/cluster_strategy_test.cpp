@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -446,21 +447,25 @@ ClusterStrategyOptions reduce_options(std::uint64_t seed) {
   return o;
 }
 
-Evaluation reduce_run(const TuningConfig& c, int p, Rng& rng) {
+// A landscape over (configuration, P, message size): reduce_truth unless a test changes it.
+using ReduceTruth = std::function<double(const TuningConfig&, int, std::int64_t)>;
+
+Evaluation reduce_run(const TuningConfig& c, int p, Rng& rng,
+                      const ReduceTruth& truth = reduce_truth) {
   Evaluation e;
   e.config = c;
   e.seconds = 0.5;
   for (auto m : reduce_msg_sizes()) {
     e.msg_sizes.push_back(m);
-    e.latency_us.push_back(reduce_truth(c, p, m) * std::exp(0.05 * (rng.uniform() - 0.5)));
+    e.latency_us.push_back(truth(c, p, m) * std::exp(0.05 * (rng.uniform() - 0.5)));
     e.seconds += 100 * e.latency_us.back() * 1e-6;
   }
   return e;
 }
 
-double reduce_node_seconds(const TuningConfig& c, int p) {
+double reduce_node_seconds(const TuningConfig& c, int p, const ReduceTruth& truth = reduce_truth) {
   double seconds = 0.5;
-  for (auto m : reduce_msg_sizes()) seconds += 100 * reduce_truth(c, p, m) * 1e-6;
+  for (auto m : reduce_msg_sizes()) seconds += 100 * truth(c, p, m) * 1e-6;
   return seconds * ((p + 127) / 128);
 }
 
@@ -501,13 +506,8 @@ TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLarg
   // pricing surrogate's residual for it decays with the distance in log2 P; calibrated per
   // algorithm, the cost model it falls back to already carries the factor.
   const TuningConfig slow_tree{4, 0, 0};
-  auto truth = [&](const TuningConfig& c, int p, std::int64_t m) {
+  const ReduceTruth truth = [&](const TuningConfig& c, int p, std::int64_t m) {
     return reduce_truth(c, p, m) * (c == slow_tree ? 6.0 : 1.0);
-  };
-  auto node_seconds = [&](const TuningConfig& c, int p) {
-    double seconds = 0.5;
-    for (auto m : reduce_msg_sizes()) seconds += 100 * truth(c, p, m) * 1e-6;
-    return seconds * ((p + 127) / 128);
   };
   auto price_at_top = [&](bool calibrate) {
     auto o = reduce_options(3);
@@ -515,15 +515,7 @@ TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLarg
     auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
     Rng rng(9);
     auto observe = [&](int p, const TuningConfig& c) {
-      Evaluation e;
-      e.config = c;
-      e.seconds = 0.5;
-      for (auto m : reduce_msg_sizes()) {
-        e.msg_sizes.push_back(m);
-        e.latency_us.push_back(truth(c, p, m) * std::exp(0.05 * (rng.uniform() - 0.5)));
-        e.seconds += 100 * e.latency_us.back() * 1e-6;
-      }
-      s->observe(p, e);
+      s->observe(p, reduce_run(c, p, rng, truth));
     };
     for (int p : {2, 4, 16, 64, 256, 1024})
       for (const TuningConfig& c :
@@ -532,7 +524,7 @@ TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLarg
     for (int p : {2, 4, 16, 64, 256}) observe(p, slow_tree);
     return dynamic_cast<const ClusterBayesStrategy&>(*s).price(1024, slow_tree);
   };
-  const double truth_top = node_seconds(slow_tree, 1024);
+  const double truth_top = reduce_node_seconds(slow_tree, 1024, truth);
   const double calibrated = price_at_top(true), uncalibrated = price_at_top(false);
   EXPECT_NEAR(calibrated / truth_top, 1, 0.25);  // 0.93 when written
   EXPECT_LT(uncalibrated / truth_top, 0.7);      // 0.58: the 6x decays on the way from 256 to 1024
