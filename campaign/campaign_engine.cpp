@@ -20,6 +20,7 @@
 #include "campaign/retune_warm_start.h"
 #include "campaign/search_jobs.h"
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/paired_final.h"
 #include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
@@ -281,50 +282,30 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // Final phase (docs/final-choice.md): per size, the strategy's pick is the candidate; it is
     // re-measured against the default in alternating (A B / B A) rounds, and repeats are added
     // look after look only while some candidate's interval still straddles the threshold.
-    // Candidates: the strategy's finalists (the configurations the earlier final phase
-    // re-measured, e.g. bo's finalist cover), so the final phase never measures more
-    // configurations than before. One nominee per size, so that no size tests several: the
-    // strategy's pick there when it is a finalist, else the finalist with the lowest search
-    // median there when that beats the default's search median.
-    std::set<TuningConfig> pool;
-    for (const auto& c : strategy->finalists(spec.final_candidates))
-      if (!c.is_default()) pool.insert(c);
-    std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> search_latency;
+    // Candidates (optimizer/paired_final.h): one nominee per size among the strategy's
+    // finalists, so the final phase never measures more configurations than the median
+    // method's did.
+    SearchLatencies search_latency;
     for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::search))) {
       if (run.outcome != RunOutcome::ok) continue;
       for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
     }
-    std::map<std::int64_t, TuningConfig> nominated;
+    const std::vector<Choice> recommended = strategy->recommend();
     std::map<std::int64_t, double> search_default_us;
-    for (const auto& choice : strategy->recommend()) {
+    for (const auto& choice : recommended) {
       const std::int64_t size = choice.msg_size;
       // The default's latency when the final phase does not measure it at this size: from the
       // search's runs that ended ok only (rows of an unparsable run are not trusted), so that a
       // size no valid run measured fails instead of reporting an untrusted figure.
-      if (auto d = search_latency[size].find(TuningConfig::default_decision());
-          d != search_latency[size].end() && !d->second.empty())
+      auto at = search_latency.find(size);
+      if (at == search_latency.end() || at->second.empty()) continue;
+      if (auto d = at->second.find(TuningConfig::default_decision()); d != at->second.end())
         search_default_us[size] = median(d->second);
-      else if (!search_latency[size].empty())  // e.g. known through the default's alias
+      else  // e.g. known through the default's alias
         search_default_us[size] = choice.default_us;
-      std::optional<TuningConfig> nominee;
-      if (!choice.config.is_default() && pool.count(choice.config)) {
-        nominee = choice.config;
-      } else {
-        const auto& at = search_latency[size];
-        double best = std::numeric_limits<double>::infinity();
-        for (const auto& c : pool)
-          if (auto it = at.find(c); it != at.end() && median(it->second) < best) {
-            best = median(it->second);
-            nominee = c;
-          }
-        const auto d = at.find(TuningConfig::default_decision());
-        if (nominee && d != at.end() && !(best < median(d->second))) nominee.reset();
-      }
-      // The configuration Open MPI's fixed decision runs at this size is the default itself.
-      if (auto alias = space.default_alias(size); nominee && alias && *alias == *nominee)
-        nominee.reset();
-      if (nominee) nominated[size] = *nominee;
     }
+    const std::map<std::int64_t, TuningConfig> nominated = final_nominees(
+        recommended, strategy->finalists(spec.final_candidates), search_latency, space);
     // The runs the search knew: those it made here and those a warm start gave it as data
     // (without them a warm re-tune's short search left one pair per candidate: nothing proven).
     int search_runs = strategy->reused_runs();
@@ -341,7 +322,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     seq.min_gain = spec.min_gain;
     seq.max_runs = spec.final_max_runs > 0
                        ? spec.final_max_runs
-                       : std::max(4, std::min(search_runs, spec.final_repeats * (1 + nominees)));
+                       : final_run_cap(search_runs, spec.final_repeats, nominees);
     seq.test.looks = planned_looks(1 + nominees, seq);
 
     auto evaluate = [&] {
@@ -351,14 +332,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     };
     for (;;) {
       auto [data, intervals] = evaluate();
-      std::set<TuningConfig> open;
-      for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
-        auto n = nominated.find(options.msg_sizes[i]);
-        if (n == nominated.end()) continue;
-        auto it = intervals.find(n->second);
-        if (it == intervals.end() || still_open(it->second[i], seq.min_gain))
-          open.insert(n->second);
-      }
+      const std::set<TuningConfig> open =
+          open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain);
       if (open.empty()) break;
       const int rounds =
           next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);

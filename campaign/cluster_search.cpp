@@ -11,6 +11,7 @@
 #include "campaign/search_jobs.h"
 #include "optimizer/cluster_strategy.h"
 #include "optimizer/cluster_warm_start.h"
+#include "optimizer/paired_final.h"
 #include "optimizer/search_loop.h"
 #include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
@@ -22,8 +23,12 @@ namespace {
 // phase (run_context): it suggests nothing and names the finalists and picks of that size.
 class ClusterSizeView : public Strategy {
  public:
-  ClusterSizeView(const ClusterStrategy& cluster, int comm_size, int evaluations)
-      : cluster_(cluster), comm_size_(comm_size), evaluations_(evaluations) {}
+  ClusterSizeView(const ClusterStrategy& cluster, int comm_size, int evaluations,
+                  double min_confidence)
+      : cluster_(cluster),
+        comm_size_(comm_size),
+        evaluations_(evaluations),
+        min_confidence_(min_confidence) {}
   std::string name() const override { return cluster_.name(); }
   std::vector<TuningConfig> suggest(int) override { return {}; }
   void observe(const Evaluation&) override {}
@@ -31,7 +36,7 @@ class ClusterSizeView : public Strategy {
   int planned_evaluations() const override { return evaluations_; }
   int reused_runs() const override { return cluster_.reused_runs(comm_size_); }
   std::vector<TuningConfig> finalists(int per_size) const override {
-    return cluster_.finalists(comm_size_, per_size);
+    return cluster_final_candidates(cluster_, comm_size_, per_size, min_confidence_);
   }
   std::vector<Choice> recommend() const override {
     std::vector<Choice> out;
@@ -48,6 +53,7 @@ class ClusterSizeView : public Strategy {
   const ClusterStrategy& cluster_;
   int comm_size_;
   int evaluations_;
+  double min_confidence_;
 };
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
@@ -266,7 +272,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == c.id && job.purpose == "search")
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
-    ClusterSizeView view(*strategy, c.comm_size, evaluations);
+    ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
     EngineOutcome outcome;
     try {
       outcome = run_context(campaign, spec, c, cancel, &view);

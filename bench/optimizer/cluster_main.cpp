@@ -54,6 +54,15 @@ struct Scored {
   // bo-cluster, at the end: log(price / true node-seconds) of each configuration never run at
   // the largest size
   std::vector<double> top_unrun_price_log_ratios;
+  // The final phase (--final paired): its runs and node-seconds (included in runs and
+  // node_seconds above), the (comm size, message size) cells with a nominee and those where it
+  // was proven faster than the default, and the comm sizes the search never ran (a campaign
+  // has nothing of its own to test there: the default stands).
+  int final_runs = 0;
+  double final_node_seconds = 0, search_node_seconds = 0;
+  int nominated_cells = 0, proven_cells = 0, sizes_without_runs = 0;
+  std::map<int, double> final_node_seconds_by_comm;
+  std::map<int, int> final_runs_by_comm;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -491,6 +500,12 @@ int main(int argc, char** argv) {
   app.add_option("--cluster-budget", cluster_budget,
                  "second bo-cluster row: node-second budget as a fraction of (a)'s");
   app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
+  std::string final_method = "paired";
+  app.add_option("--final", final_method,
+                 "what a size's rules come from: paired (the campaign's final phase: one nominee "
+                 "per message size tested against the default, its runs counted) or none (the "
+                 "strategies' picks, no final phase)")
+      ->check(CLI::IsMember({"paired", "none"}));
   bool size_prices = false;
   app.add_flag("--size-prices", size_prices,
                "bo-cluster: price runs per size (the median configuration), not per configuration");
@@ -593,6 +608,7 @@ int main(int argc, char** argv) {
       return bench::regrets(land.at(p), choices);
     };
 
+    const bool paired = final_method == "paired";
     std::vector<std::vector<Scored>> all_seeds;
     for (int seed = 1; seed <= seeds; ++seed) {
       std::vector<Scored> rows;
@@ -604,12 +620,14 @@ int main(int argc, char** argv) {
         o.strategy = "bo";
         o.seed = seed;
         o.batch = batch;
-        o.finalists = 0;
-        o.final_pick = "strategy";
+        o.finalists = paired ? 2 : 0;  // the campaign spec's final_candidates
+        o.final_pick = paired ? "paired" : "strategy";
         auto r = bench::simulate(land.at(p), table, o);
         for (double x : r.regrets) a.regrets.push_back(x), a.by_comm[p].push_back(x);
         a.runs += r.runs;
         a.node_seconds += r.benchmark_seconds * nodes(p);
+        a.final_runs += r.final_runs;
+        a.search_node_seconds += r.search_seconds * nodes(p);
         a.decision_ms_max = std::max(a.decision_ms_max, r.decision_ms_max);
         per_size.emplace(p, std::move(r));
       }
@@ -646,6 +664,8 @@ int main(int argc, char** argv) {
         auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
         Scored c{label, {}, 0, 0, 0, ""};
         Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
+        std::map<int, SearchLatencies> search_latency;  // per comm size, for the final phase
+        std::map<int, int> searched_runs;
         while (!strategy->done()) {
           auto t0 = std::chrono::steady_clock::now();
           auto next = strategy->suggest(batch);
@@ -674,9 +694,15 @@ int main(int argc, char** argv) {
               c.price_errors.push_back(err);
               if (sgg.comm_size == sizes.back()) c.price_errors_top.push_back(err);
             }
+            ++searched_runs[sgg.comm_size];  // any outcome, as the engine counts them
+            for (std::size_t i = 0; i < e.msg_sizes.size() && !e.failed; ++i)
+              if (std::isfinite(e.latency_us[i]))
+                search_latency[sgg.comm_size][e.msg_sizes[i]][sgg.config].push_back(
+                    e.latency_us[i]);
             strategy->observe(sgg.comm_size, e);
           }
         }
+        c.search_node_seconds = c.node_seconds;
         c.note = strategy->stop_reason();
         // How the search would price, at its end, every configuration it never ran at the
         // largest size (the runs it did not make are where a wrong price costs: over-priced,
@@ -703,20 +729,42 @@ int main(int argc, char** argv) {
               c.top_unrun_price_log_ratios.push_back(std::log(quoted / truth_ns));
           }
         }
-        const auto picks = strategy->recommend(sizes, min_confidence);
+        // What the campaign writes at each listed size: the final phase's proven picks (the
+        // campaign's ClusterSizeView: the ungated picks and the finalists of that size), or with
+        // --final none the gated picks of recommend().
+        const auto picks = strategy->recommend(sizes, paired ? 0.0 : min_confidence);
         for (int p : sizes) {
           std::vector<Choice> choices;
           for (const auto& k : picks)
             if (k.comm_size == p)
               choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          if (paired) {
+            c.sizes_without_runs += searched_runs[p] == 0;
+            const SearchSpace space(*collective, p, table);
+            bench::PairedFinalOptions po;
+            po.cost = cost;
+            const bench::PairedFinalDraw fin =
+                bench::draw_paired_final(land.at(p), space, choices,
+                                         cluster_final_candidates(*strategy, p, 2, min_confidence),
+                                         search_latency[p], searched_runs[p], po, draws);
+            choices = fin.choices;
+            c.runs += fin.runs;
+            c.final_runs += fin.runs;
+            c.node_seconds += fin.benchmark_seconds * nodes(p);
+            c.final_node_seconds_by_comm[p] = fin.benchmark_seconds * nodes(p);
+            c.final_runs_by_comm[p] = fin.runs;
+            c.nominated_cells += fin.nominated_sizes;
+            c.proven_cells += fin.proven_sizes;
+          }
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
         if (!diagnose.empty()) c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
         return c;
       };
       const Scored c_free = run_cluster("bo-cluster (c), own stop", 0);
+      // The budget is the search's, as in a campaign: a share of (a)'s search node-seconds.
       const Scored c =
-          run_cluster("bo-cluster (c), node-s budget", cluster_budget * a.node_seconds);
+          run_cluster("bo-cluster (c), node-s budget", cluster_budget * a.search_node_seconds);
 
       // (b) nearest-size extension over a subset of (a)'s per-size searches.
       auto nearest = [&](const std::vector<int>& tuned, const std::string& label) {
@@ -724,6 +772,8 @@ int main(int argc, char** argv) {
         for (int p : tuned) {
           b.runs += per_size.at(p).runs;
           b.node_seconds += per_size.at(p).benchmark_seconds * nodes(p);
+          b.search_node_seconds += per_size.at(p).search_seconds * nodes(p);
+          b.final_runs += per_size.at(p).final_runs;
         }
         for (int p : sizes) {
           int from = tuned.front();
@@ -781,6 +831,18 @@ int main(int argc, char** argv) {
         for (const auto& [p, v] : r.by_comm)
           j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
         if (!r.cells.is_null()) j["cells"] = r.cells;
+        if (paired) {
+          j["final"] = final_method;
+          j["final_runs"] = r.final_runs;
+          j["search_node_seconds"] = r.search_node_seconds;
+          j["nominated_cells"] = r.nominated_cells;
+          j["proven_cells"] = r.proven_cells;
+          j["sizes_without_runs"] = r.sizes_without_runs;
+          for (const auto& [p, ns] : r.final_node_seconds_by_comm) {
+            j["final_node_seconds_by_comm_size"][std::to_string(p)] = ns;
+            j["final_runs_by_comm_size"][std::to_string(p)] = r.final_runs_by_comm.at(p);
+          }
+        }
         if (!r.price_errors.empty()) {  // as factors: exp(|log(quoted / cost)|)
           j["price_factor_median"] = std::exp(quantile(r.price_errors, 0.5));
           j["price_factor_p90"] = std::exp(quantile(r.price_errors, 0.9));

@@ -66,6 +66,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   std::vector<double> decision_ms;
 
   std::set<TuningConfig> searched;  // every configuration run during the search
+  SearchLatencies search_latency;   // what the search measured (for the paired final phase)
+  bool searching = true;
   auto run = [&](const TuningConfig& config) -> Evaluation {
     std::vector<std::int64_t> sizes = strategy->msg_sizes_wanted(config);
     if (sizes.empty()) sizes = landscape.msg_sizes;
@@ -78,6 +80,10 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     r.benchmark_seconds += options.cost.run_seconds(e.msg_sizes, e.latency_us);
     ++r.runs;
     searched.insert(space.canonical(config));
+    if (searching)
+      for (std::size_t i = 0; i < e.msg_sizes.size(); ++i)
+        if (std::isfinite(e.latency_us[i]) && !e.failed)
+          search_latency[e.msg_sizes[i]][config].push_back(e.latency_us[i]);
     return e;
   };
   // Runs-to-target counts observed runs: the loop observes a batch after all of it ran.
@@ -111,6 +117,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
   for (double s : search.decision_seconds) decision_ms.push_back(s * 1000.0);
   r.jobs += static_cast<int>(search.batches);
   r.search_runs = r.runs;
+  r.search_seconds = r.benchmark_seconds;
+  searching = false;
   for (std::int64_t size : landscape.msg_sizes) {
     const double best = landscape.optimum(size);
     bool found = false;
@@ -121,7 +129,7 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     r.optimum_searched.push_back(found);
   }
   std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> final_samples;
-  if (options.finalists > 0 && options.final_repeats > 0) {
+  if (options.final_pick != "paired" && options.finalists > 0 && options.final_repeats > 0) {
     // As the campaign engine does: the finalists and the default, side by side, in one job.
     const std::set<TuningConfig> finalists = final_candidates(*strategy, options.finalists, &space);
     ++r.jobs;
@@ -135,8 +143,20 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
             final_samples[e.msg_sizes[i]][c].push_back(e.latency_us[i]);
       }
   }
-  r.final_runs = r.runs - r.search_runs;
   r.choices = strategy->recommend();
+  if (options.final_pick == "paired") {
+    PairedFinalOptions po;
+    po.final_repeats = options.final_repeats;
+    po.cost = options.cost;
+    const PairedFinalDraw fin =
+        draw_paired_final(landscape, space, r.choices, strategy->finalists(options.finalists),
+                          search_latency, r.search_runs, po, draws);
+    r.choices = fin.choices;
+    r.runs += fin.runs;
+    r.jobs += fin.looks;
+    r.benchmark_seconds += fin.benchmark_seconds;
+  }
+  r.final_runs = r.runs - r.search_runs;
   if (options.final_pick == "engine" && !final_samples.empty()) {
     for (auto& choice : r.choices) {
       auto it = final_samples.find(choice.msg_size);
@@ -203,6 +223,66 @@ nlohmann::json to_json(const Landscape& landscape, const SimulationOptions& opti
           {"hyperparameters", r.hyperparameters},
           {"noise_sd_small_mid_large", r.noise_sd},
           {"choices", choices}};
+}
+
+PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace& space,
+                                  const std::vector<Choice>& picks,
+                                  const std::vector<TuningConfig>& finalists,
+                                  const SearchLatencies& search, int search_runs,
+                                  const PairedFinalOptions& options, Rng& draws) {
+  PairedFinalDraw out;
+  const std::vector<std::int64_t>& sizes = landscape.msg_sizes;
+  const std::map<std::int64_t, TuningConfig> nominated =
+      final_nominees(picks, finalists, search, space);
+  std::set<TuningConfig> distinct;
+  for (const auto& [size, config] : nominated) distinct.insert(config);
+  out.nominated_sizes = static_cast<int>(nominated.size());
+  SequentialOptions seq;
+  seq.min_gain = options.min_gain;
+  seq.max_runs =
+      final_run_cap(search_runs, options.final_repeats, static_cast<int>(distinct.size()));
+  seq.test.looks = planned_looks(1 + static_cast<int>(distinct.size()), seq);
+  // Per candidate, per message size: log(candidate / default) of every round's pair.
+  std::map<TuningConfig, std::vector<std::vector<double>>> log_ratios;
+  std::map<TuningConfig, std::vector<PairedInterval>> intervals;
+  auto draw = [&](const TuningConfig& c) {
+    std::vector<double> lat = landscape.draw(space.canonical(c), sizes, draws);
+    out.benchmark_seconds += options.cost.run_seconds(sizes, lat);
+    ++out.runs;
+    return lat;
+  };
+  for (;;) {
+    const std::set<TuningConfig> open = open_nominees(nominated, sizes, intervals, seq.min_gain);
+    if (open.empty()) break;
+    const int rounds =
+        next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
+    if (rounds == 0) break;
+    for (int r = 0; r < rounds; ++r) {
+      const std::vector<double> fixed = draw(TuningConfig::default_decision());
+      for (const auto& c : open) {
+        const std::vector<double> lat = draw(c);
+        auto& lr = log_ratios[c];
+        lr.resize(sizes.size());
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+          if (lat[i] > 0 && fixed[i] > 0 && std::isfinite(lat[i]) && std::isfinite(fixed[i]))
+            lr[i].push_back(std::log(lat[i] / fixed[i]));
+      }
+    }
+    ++out.looks;
+    for (const auto& [c, lr] : log_ratios)
+      intervals[c] = paired_intervals(lr, seq.min_gain, seq.test);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    Choice choice{sizes[i], TuningConfig::default_decision(), 0, 0};
+    if (auto n = nominated.find(sizes[i]); n != nominated.end())
+      if (auto it = intervals.find(n->second);
+          it != intervals.end() && it->second[i].verdict == PairedVerdict::faster) {
+        choice.config = n->second;
+        ++out.proven_sizes;
+      }
+    out.choices.push_back(choice);
+  }
+  return out;
 }
 
 }  // namespace colltune::bench

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "bench/optimizer/landscape.h"
+#include "optimizer/paired_final.h"
+#include "optimizer/search_space.h"
 #include "optimizer/strategy.h"
 
 namespace colltune::bench {
@@ -22,8 +24,11 @@ struct SimulationOptions {
   int batch = 4;          // suggestions per job
   int finalists = 2;      // per size, re-measured after the search (0 = none)
   int final_repeats = 3;  // runs per finalist (and of the default, always re-measured)
-  // "engine": pick per size from the final runs only, as the campaign engine does;
-  // "strategy": the strategy's recommend() over everything it observed.
+  // "paired": the campaign engine's final phase (its default): one nominee per size among the
+  // `finalists`, tested against the default in paired rounds (draw_paired_final below);
+  // "engine": the median method's final phase (finalists and the default, final_repeats runs
+  // each, lowest median within noise); "strategy": the strategy's recommend() over everything
+  // it observed, no final phase.
   std::string final_pick = "engine";
   std::string stop_rule;
   nlohmann::json settings = nlohmann::json::object();
@@ -33,6 +38,7 @@ struct SimulationOptions {
 struct SimulationResult {
   int runs = 0, search_runs = 0, final_runs = 0, jobs = 0;
   double benchmark_seconds = 0;
+  double search_seconds = 0;  // of benchmark_seconds, the search's (the rest: the final phase)
   double regret_mean = 0, regret_median = 0, regret_max = 0;
   std::optional<int> runs_to_target;
   double decision_ms = 0, decision_ms_max = 0;
@@ -50,6 +56,29 @@ struct SimulationResult {
 
 SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& table,
                           const SimulationOptions& options);
+
+// The paired final phase of one context drawn from its landscape, as the campaign engine runs
+// it on a backend (campaign_engine.cpp; the plan is optimizer/paired_final.h, the test
+// optimizer/paired_test.h): the nominees of `picks` among `finalists` (search latencies
+// `search`), each re-measured against the default in rounds, look after look while open,
+// within final_run_cap(search_runs, final_repeats, nominees) runs. The written choice per
+// message size is the nominee when proven faster, else the default.
+struct PairedFinalOptions {
+  int final_repeats = 3;  // the engine's spec default
+  double min_gain = 0;    // the engine's spec default
+  BenchmarkCost cost;
+};
+struct PairedFinalDraw {
+  std::vector<Choice> choices;  // one per landscape message size
+  int runs = 0, looks = 0;
+  double benchmark_seconds = 0;
+  int nominated_sizes = 0, proven_sizes = 0;
+};
+PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace& space,
+                                  const std::vector<Choice>& picks,
+                                  const std::vector<TuningConfig>& finalists,
+                                  const SearchLatencies& search, int search_runs,
+                                  const PairedFinalOptions& options, Rng& draws);
 
 // Relative regret of each choice against the landscape optimum (median of repeats); sizes the
 // choices miss count as the default decision's regret (or NaN when it is not recorded).

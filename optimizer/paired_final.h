@@ -1,0 +1,57 @@
+// The plan of the paired final phase (docs/final-choice.md), shared by the campaign engine,
+// which runs it on a backend, and the optimizer benchmarks, which draw it from a landscape:
+// which candidate each message size tests against Open MPI's default, how many runs the phase
+// may spend, and which candidates are still undecided after a look. Pure code.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/tuning_config.h"
+#include "optimizer/cluster_strategy.h"
+#include "optimizer/paired_test.h"
+#include "optimizer/search_space.h"
+#include "optimizer/strategy.h"
+
+namespace colltune {
+
+// Latencies the search measured, per message size, per configuration (runs that ended ok).
+using SearchLatencies = std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>>;
+
+// One nominee per message size, so that no size tests several: the strategy's pick there
+// (`picks`) when it is one of `finalists` (the configurations the median method's final phase
+// would re-measure, e.g. bo's finalist cover), else the finalist with the lowest search median
+// there when that beats the default's search median. Never the default, nor the configuration
+// Open MPI's fixed decision runs at that size (`space.default_alias`: the default itself).
+// Sizes without a nominee are absent: the default stands there.
+std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& picks,
+                                                    const std::vector<TuningConfig>& finalists,
+                                                    const SearchLatencies& search,
+                                                    const SearchSpace& space);
+
+// The cap on the phase's runs: never more than the runs the search knew (`search_runs`, a warm
+// start's reused runs included), nor than the median method's final phase made
+// (`final_repeats` runs of the default and of each of the `nominees` distinct nominees); but
+// never less than one look of two rounds (A/B then B/A) of the default and every nominee:
+// fewer pairs cannot prove anything (a whole-cluster search may have run a comm size only
+// once or twice).
+int final_run_cap(int search_runs, int final_repeats, int nominees);
+
+// What the final phase at a comm size a whole-cluster search ran may nominate: the strategy's
+// finalists there (configurations run there, best first), then its picks there that are not
+// the default and that it is confident (>= min_confidence) beat the default, run there or not.
+// The paired test is their verification: a measured size is never served worse than a size
+// the model predicts, where such a pick is written untested.
+std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
+                                                   int per_size, double min_confidence);
+
+// The nominees still open after a look: at some size they are nominated for, their interval
+// (`intervals`, per candidate, one per entry of `msg_sizes`) is missing or still_open().
+std::set<TuningConfig> open_nominees(
+    const std::map<std::int64_t, TuningConfig>& nominated,
+    const std::vector<std::int64_t>& msg_sizes,
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals, double min_gain);
+
+}  // namespace colltune

@@ -1,0 +1,135 @@
+// The paired final phase's plan (optimizer/paired_final.h): nominees, the run cap, the open
+// nominees after a look, and what a whole-cluster size may nominate.
+#include "optimizer/paired_final.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace colltune {
+namespace {
+
+const AlgorithmTable& table() { return AlgorithmTable::builtin_4_1(); }
+
+TEST(PairedFinal, NominatesThePickWhenAFinalistElseTheFastestSearchedFinalistThatBeatsTheDefault) {
+  const SearchSpace space(Collective::bcast, 16, table());
+  const TuningConfig pick{6, 0, 0}, chain{2, 8192, 4}, pipeline{3, 8192, 0};
+  const TuningConfig fixed = TuningConfig::default_decision();
+  std::vector<Choice> picks = {{1024, pick, 10, 20}, {2048, pick, 10, 20}, {4096, fixed, 30, 30}};
+  SearchLatencies search;
+  search[2048][chain] = {15, 16, 17};
+  search[2048][pipeline] = {12, 13, 14};  // the fastest finalist searched at 2048
+  search[2048][fixed] = {20, 20, 20};
+  search[4096][chain] = {31, 32, 33};  // slower than the default there: no nominee
+  search[4096][fixed] = {30, 30, 30};
+
+  // The pick is a finalist: it is the nominee wherever it is picked.
+  auto n = final_nominees(picks, {pick, chain, pipeline}, search, space);
+  EXPECT_EQ(n.at(1024), pick);
+  EXPECT_EQ(n.at(2048), pick);
+  EXPECT_EQ(n.count(4096), 0u);
+
+  // Not a finalist: at 2048 the finalist with the lowest search median (it beats the
+  // default's); at 1024 nothing was searched, so nothing is nominated.
+  n = final_nominees(picks, {chain, pipeline}, search, space);
+  EXPECT_EQ(n.count(1024), 0u);
+  EXPECT_EQ(n.at(2048), pipeline);
+  EXPECT_EQ(n.count(4096), 0u);
+
+  // The default is never a nominee, even listed as a finalist.
+  n = final_nominees({{4096, fixed, 30, 30}}, {fixed}, search, space);
+  EXPECT_TRUE(n.empty());
+}
+
+TEST(PairedFinal, NeverNominatesTheConfigurationOpenMpisFixedDecisionRuns) {
+  // Find a message size where the fixed decision runs a configuration of the space (its
+  // "alias"): nominating it would test the default against itself.
+  const SearchSpace space(Collective::allreduce, 8, table());
+  std::int64_t size = 0;
+  std::optional<TuningConfig> alias;
+  for (std::int64_t m = 1; m <= (1 << 20) && !alias; m *= 2)
+    if ((alias = space.default_alias(m))) size = m;
+  ASSERT_TRUE(alias) << "no message size where allreduce P=8's fixed decision has an alias";
+  const auto n = final_nominees({{size, *alias, 10, 20}}, {*alias}, {}, space);
+  EXPECT_TRUE(n.empty());
+}
+
+TEST(PairedFinal, TheCapIsNeverBelowOneLookOfTwoRoundsOfEveryNominee) {
+  // Capped by the search's runs and by final_repeats x (1 + nominees)...
+  EXPECT_EQ(final_run_cap(30, 3, 1), 6);
+  EXPECT_EQ(final_run_cap(7, 3, 2), 7);
+  // ... but a size the search ran twice still gets one A/B + B/A look of each nominee.
+  EXPECT_EQ(final_run_cap(2, 3, 1), 4);
+  EXPECT_EQ(final_run_cap(2, 3, 3), 8);
+  EXPECT_EQ(final_run_cap(0, 3, 0), 2);
+}
+
+TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominatedFor) {
+  const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
+  const std::vector<std::int64_t> sizes = {4, 8};
+  const std::map<std::int64_t, TuningConfig> nominated = {{4, a}, {8, b}};
+  PairedInterval faster;
+  faster.pairs = 6, faster.ratio = 0.5, faster.lower = 0.45, faster.upper = 0.55;
+  faster.verdict = PairedVerdict::faster;
+  PairedInterval straddles;
+  straddles.pairs = 2, straddles.ratio = 0.95, straddles.lower = 0.7, straddles.upper = 1.3;
+  // b has no interval yet: open; a is decided at 4 (the only size it is nominated for).
+  std::map<TuningConfig, std::vector<PairedInterval>> intervals = {{a, {faster, straddles}}};
+  EXPECT_EQ(open_nominees(nominated, sizes, intervals, 0.0), (std::set<TuningConfig>{b}));
+  intervals[b] = {straddles, straddles};
+  EXPECT_EQ(open_nominees(nominated, sizes, intervals, 0.0), (std::set<TuningConfig>{b}));
+  intervals[b] = {straddles, faster};
+  EXPECT_TRUE(open_nominees(nominated, sizes, intervals, 0.0).empty());
+}
+
+// A whole-cluster strategy seen through its interface: it ran `observed` at the comm size and
+// predicts `predicted` there with `confidence`.
+class FixedClusterStrategy : public ClusterStrategy {
+ public:
+  FixedClusterStrategy(std::vector<TuningConfig> observed, TuningConfig predicted,
+                       double confidence)
+      : observed_(std::move(observed)), predicted_(predicted), confidence_(confidence) {}
+  std::string name() const override { return "fixed"; }
+  std::vector<ClusterSuggestion> suggest(int) override { return {}; }
+  void observe(int, const Evaluation&) override {}
+  bool done() const override { return true; }
+  std::string stop_reason() const override { return "planned"; }
+  std::vector<TuningConfig> finalists(int, int) const override { return observed_; }
+  std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
+                                       double min_confidence) const override {
+    std::vector<ClusterChoice> out;
+    for (int p : comm_sizes) {
+      ClusterChoice c;
+      c.comm_size = p;
+      c.msg_size = 1024;
+      c.confidence = confidence_;
+      c.config = confidence_ >= min_confidence ? predicted_ : TuningConfig::default_decision();
+      out.push_back(c);
+    }
+    return out;
+  }
+  nlohmann::json state() const override { return nlohmann::json::object(); }
+  void restore(const nlohmann::json&) override {}
+
+ private:
+  std::vector<TuningConfig> observed_;
+  TuningConfig predicted_;
+  double confidence_;
+};
+
+TEST(PairedFinal, AWholeClusterSizeMayNominateAConfidentPickItNeverRan) {
+  const TuningConfig ran{6, 0, 0}, predicted{5, 0, 0};
+  // Confident: the pick joins the finalists (after them), so the final phase verifies it.
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.9), 1024, 2, 0.7),
+            (std::vector<TuningConfig>{ran, predicted}));
+  // Not confident: only what ran there.
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.5), 1024, 2, 0.7),
+            (std::vector<TuningConfig>{ran}));
+  // Already a finalist: listed once.
+  EXPECT_EQ(
+      cluster_final_candidates(FixedClusterStrategy({predicted}, predicted, 0.9), 1024, 2, 0.7),
+      (std::vector<TuningConfig>{predicted}));
+}
+
+}  // namespace
+}  // namespace colltune
