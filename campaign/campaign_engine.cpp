@@ -344,6 +344,11 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, configs, rounds, options.seed + job_number);
       request.alternating = true;
+      if (has_message_size(context.collective))
+        if (const auto span = look_size_span(nominated, open)) {
+          request.min_size = span->first;
+          request.max_size = span->second;
+        }
       const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
                                             to_string(JobPurpose::final), nlohmann::json(request));
       auto job = *store_.job(job_id);

@@ -43,6 +43,17 @@ int final_run_cap(int search_runs, int final_repeats, int nominees) {
   return std::max(2 * (1 + nominees), std::min(search_runs, final_repeats * (1 + nominees)));
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> look_size_span(
+    const std::map<std::int64_t, TuningConfig>& nominated, const std::set<TuningConfig>& open) {
+  std::optional<std::pair<std::int64_t, std::int64_t>> span;
+  for (const auto& [size, config] : nominated) {  // sizes in increasing order
+    if (!open.count(config)) continue;
+    if (!span) span.emplace(size, size);
+    span->second = size;
+  }
+  return span;
+}
+
 std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
                                                    int per_size, double min_confidence) {
   std::vector<TuningConfig> out = strategy.finalists(comm_size, per_size);

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "core/tuning_config.h"
@@ -38,6 +40,13 @@ std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& p
 // fewer pairs cannot prove anything (a whole-cluster search may have run a comm size only
 // once or twice).
 int final_run_cap(int search_runs, int final_repeats, int nominees);
+
+// The message sizes a look measures: from the smallest to the largest size an `open` nominee
+// is nominated for (nullopt when none is). Outside that span the default stands whatever a run
+// says, so a run there only costs: each run used to measure every size, and the largest sizes,
+// where the default often stays, dominate a run's time.
+std::optional<std::pair<std::int64_t, std::int64_t>> look_size_span(
+    const std::map<std::int64_t, TuningConfig>& nominated, const std::set<TuningConfig>& open);
 
 // What the final phase at a comm size a whole-cluster search ran may nominate: the strategy's
 // finalists there (configurations run there, best first), then its picks there that are not

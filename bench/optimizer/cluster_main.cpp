@@ -59,7 +59,7 @@ struct Scored {
   // was proven faster than the default, and the comm sizes the search never ran (a campaign
   // has nothing of its own to test there: the default stands).
   int final_runs = 0;
-  double final_node_seconds = 0, search_node_seconds = 0;
+  double search_node_seconds = 0;
   int nominated_cells = 0, proven_cells = 0, sizes_without_runs = 0;
   std::map<int, double> final_node_seconds_by_comm;
   std::map<int, int> final_runs_by_comm;

@@ -245,11 +245,15 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   // Per candidate, per message size: log(candidate / default) of every round's pair.
   std::map<TuningConfig, std::vector<std::vector<double>>> log_ratios;
   std::map<TuningConfig, std::vector<PairedInterval>> intervals;
-  auto draw = [&](const TuningConfig& c) {
-    std::vector<double> lat = landscape.draw(space.canonical(c), sizes, draws);
-    out.benchmark_seconds += options.cost.run_seconds(sizes, lat);
+  // One run over the look's message sizes (look_size_span); NaN at the sizes outside them.
+  auto draw = [&](const TuningConfig& c, std::size_t lo, std::size_t hi) {
+    const std::vector<std::int64_t> span(sizes.begin() + lo, sizes.begin() + hi + 1);
+    const std::vector<double> lat = landscape.draw(space.canonical(c), span, draws);
+    out.benchmark_seconds += options.cost.run_seconds(span, lat);
     ++out.runs;
-    return lat;
+    std::vector<double> all(sizes.size(), std::nan(""));
+    std::copy(lat.begin(), lat.end(), all.begin() + static_cast<std::ptrdiff_t>(lo));
+    return all;
   };
   for (;;) {
     const std::set<TuningConfig> open = open_nominees(nominated, sizes, intervals, seq.min_gain);
@@ -257,10 +261,15 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
     const int rounds =
         next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
     if (rounds == 0) break;
+    const auto span = look_size_span(nominated, open);
+    const auto lo = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), span->first) -
+                                             sizes.begin());
+    const auto hi = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), span->second) -
+                                             sizes.begin());
     for (int r = 0; r < rounds; ++r) {
-      const std::vector<double> fixed = draw(TuningConfig::default_decision());
+      const std::vector<double> fixed = draw(TuningConfig::default_decision(), lo, hi);
       for (const auto& c : open) {
-        const std::vector<double> lat = draw(c);
+        const std::vector<double> lat = draw(c, lo, hi);
         auto& lr = log_ratios[c];
         lr.resize(sizes.size());
         for (std::size_t i = 0; i < sizes.size(); ++i)

@@ -61,7 +61,8 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
 // it on a backend (campaign_engine.cpp; the plan is optimizer/paired_final.h, the test
 // optimizer/paired_test.h): the nominees of `picks` among `finalists` (search latencies
 // `search`), each re-measured against the default in rounds, look after look while open,
-// within final_run_cap(search_runs, final_repeats, nominees) runs. The written choice per
+// within final_run_cap(search_runs, final_repeats, nominees) runs, each over the look's message
+// sizes only (look_size_span). The written choice per
 // message size is the nominee when proven faster, else the default.
 struct PairedFinalOptions {
   int final_repeats = 3;  // the engine's spec default

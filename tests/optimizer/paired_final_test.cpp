@@ -82,6 +82,17 @@ TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominated
   EXPECT_TRUE(open_nominees(nominated, sizes, intervals, 0.0).empty());
 }
 
+TEST(PairedFinal, ALookMeasuresFromTheSmallestToTheLargestSizeAnOpenNomineeIsNominatedFor) {
+  const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
+  const std::map<std::int64_t, TuningConfig> nominated = {{8, a}, {64, b}, {256, a}, {4096, b}};
+  EXPECT_EQ(look_size_span(nominated, {a, b}), (std::pair<std::int64_t, std::int64_t>{8, 4096}));
+  // b decided: the sizes above a's largest are not measured any more (the default stands there).
+  EXPECT_EQ(look_size_span(nominated, {a}), (std::pair<std::int64_t, std::int64_t>{8, 256}));
+  EXPECT_EQ(look_size_span(nominated, {b}), (std::pair<std::int64_t, std::int64_t>{64, 4096}));
+  EXPECT_FALSE(look_size_span(nominated, {}).has_value());
+  EXPECT_FALSE(look_size_span({}, {a}).has_value());
+}
+
 // A whole-cluster strategy seen through its interface: it ran `observed` at the comm size and
 // predicts `predicted` there with `confidence`.
 class FixedClusterStrategy : public ClusterStrategy {

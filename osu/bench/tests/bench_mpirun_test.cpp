@@ -253,11 +253,14 @@ TEST(BenchMpirun, EachSizeLineIsFlushedAsSoonAsItIsMeasured) {
                                 "-m",
                                 "1:1048576",
                                 "-i",
-                                "1000000",
+                                "100000",
                                 "-x",
                                 "0"};
+  // 100000 calls: the first size (1 byte) ends within the 6 s even at 50 us a call (a loaded
+  // 2-core machine: 1000000 calls in 4 s failed there), and the whole sweep, whose sizes from
+  // 64 KiB up take tens of microseconds a call, is still running at the timeout.
   const auto result = testing::run_child(
-      argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 4.0);
+      argv, {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}}, 6.0);
   EXPECT_TRUE(result.timed_out) << "the sweep should still be running: " << result.out;
   const auto lines = lines_of(result.out);
   ASSERT_GE(lines.size(), 4u) << result.out;  // preamble and at least one size
