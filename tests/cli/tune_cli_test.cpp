@@ -139,11 +139,22 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
   EXPECT_EQ(store.campaign(1)->state, "done");
   std::int64_t stored_runs = store.count_runs(1);
   EXPECT_EQ(stored_runs, cost.at("runs").get<int>());
-  // Every successful run stored its 11 sizes with provenance.
+  // Every successful run stored the sizes its job asked for, with provenance: a search run all
+  // 11, a final run those from the smallest to the largest size its look tests
+  // (docs/final-choice.md).
   for (const auto& ctx : store.contexts(1))
     for (const auto& run : store.runs_of_context(ctx.id)) {
       if (run.outcome != RunOutcome::ok) continue;
-      EXPECT_EQ(run.rows.size(), 11u);
+      const auto job = store.job(run.job_id);
+      ASSERT_TRUE(job);
+      const auto min_size = job->request.at("min_size").get<std::int64_t>();
+      const auto max_size = job->request.at("max_size").get<std::int64_t>();
+      if (run.purpose == "search") EXPECT_EQ(max_size / min_size, 1024);  // 4 B .. 4 KiB
+      std::vector<std::int64_t> expected;
+      for (std::int64_t m = min_size; m <= max_size; m *= 2) expected.push_back(m);
+      std::vector<std::int64_t> sizes;
+      for (const auto& row : run.rows) sizes.push_back(row.size);
+      EXPECT_EQ(sizes, expected) << run.purpose;
       EXPECT_EQ(run.provenance.argv.at(0), "mpirun");
       EXPECT_EQ(run.provenance.ompi_version, "4.1.4");
       EXPECT_GT(run.provenance.end_time, run.provenance.start_time);
