@@ -73,8 +73,15 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
     for (const auto& run : store.runs_of_job(job.id)) {
       EXPECT_EQ(run.provenance.job_id, job.backend_job_id);
       if (run.outcome != RunOutcome::ok) continue;
-      // The shape of a local run: every size, with min/max/iterations.
-      ASSERT_EQ(run.rows.size(), 9u);
+      // The shape of a local run: every size the job asked for (a search run all 9, a final
+      // run its look's span, docs/final-choice.md), with min/max/iterations.
+      std::vector<std::int64_t> expected, sizes;
+      for (std::int64_t m = job.request.at("min_size").get<std::int64_t>();
+           m <= job.request.at("max_size").get<std::int64_t>(); m *= 2)
+        expected.push_back(m);
+      if (job.purpose == "search") EXPECT_EQ(expected.size(), 9u);
+      for (const auto& row : run.rows) sizes.push_back(row.size);
+      ASSERT_EQ(sizes, expected) << job.purpose;
       for (const auto& row : run.rows) {
         EXPECT_TRUE(row.min_us.has_value());
         EXPECT_EQ(row.iterations, job.purpose == "verify" ? 20 : 20);
