@@ -5,8 +5,8 @@ JOBS ?= 2
 # Unity builds (CMake's CMAKE_UNITY_BUILD): the sources of a target are compiled in batches of
 # 8 per translation unit, so the headers and template instances they share (nlohmann/json,
 # cpp-httplib, spdlog, Eigen, GoogleTest) are parsed and compiled once per batch instead of once
-# per file: the sanitizer build takes half the CPU time. UNITY=OFF compiles file by file (an
-# incremental build after editing one file is then shorter).
+# per file: about a third less CPU for a full build (docs/architecture.md, "Tests"). UNITY=OFF
+# compiles file by file (an incremental build after editing one file is then shorter).
 UNITY ?= ON
 # A test that fails is run once more before it counts as failed: the MPI and Slurm tests time
 # real processes on a 2-core machine; a consistent failure still fails.
