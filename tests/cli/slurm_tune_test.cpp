@@ -79,7 +79,9 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
       for (std::int64_t m = job.request.at("min_size").get<std::int64_t>();
            m <= job.request.at("max_size").get<std::int64_t>(); m *= 2)
         expected.push_back(m);
-      if (job.purpose == "search") EXPECT_EQ(expected.size(), 9u);
+      if (job.purpose == "search") {
+        EXPECT_EQ(expected.size(), 9u);
+      }
       for (const auto& row : run.rows) sizes.push_back(row.size);
       ASSERT_EQ(sizes, expected) << job.purpose;
       for (const auto& row : run.rows) {

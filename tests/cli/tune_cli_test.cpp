@@ -149,7 +149,9 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
       ASSERT_TRUE(job);
       const auto min_size = job->request.at("min_size").get<std::int64_t>();
       const auto max_size = job->request.at("max_size").get<std::int64_t>();
-      if (run.purpose == "search") EXPECT_EQ(max_size / min_size, 1024);  // 4 B .. 4 KiB
+      if (run.purpose == "search") {
+        EXPECT_EQ(max_size / min_size, 1024);  // 4 B .. 4 KiB
+      }
       std::vector<std::int64_t> expected;
       for (std::int64_t m = min_size; m <= max_size; m *= 2) expected.push_back(m);
       std::vector<std::int64_t> sizes;
