@@ -6,14 +6,13 @@
 #include <random>
 #include <stdexcept>
 
+#include "optimizer/expected_improvement.h"
 #include "optimizer/final_choice.h"
 
 namespace colltune {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 double octaves(int a, int b) { return std::abs(std::log2(double(a) / double(b))); }
 
