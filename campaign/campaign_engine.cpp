@@ -304,6 +304,10 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       else  // e.g. known through the default's alias
         search_default_us[size] = choice.default_us;
     }
+    // A comm size a whole-cluster search never ran (nor knew from a warm start).
+    const bool never_run =
+        searched && strategy->reused_runs() == 0 &&
+        store_.runs_of_context(context.id, to_string(JobPurpose::search)).empty();
     const std::map<std::int64_t, TuningConfig> nominated = final_nominees(
         recommended, strategy->finalists(spec.final_candidates), search_latency, space);
     // The runs the search knew: those it made here and those a warm start gave it as data
@@ -364,7 +368,16 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                                   ? search_default_us[size]
                                   : std::numeric_limits<double>::quiet_NaN();
       nlohmann::json pick = paired_pick_json(size, i, candidate, data, intervals, fallback);
-      if (pick.at("best_us").is_null()) continue;  // nothing known at this size
+      if (pick.at("best_us").is_null()) {
+        // Nothing known at this size: a failure (below), unless a whole-cluster search never
+        // ran this comm size at all (its node-second budget ran out first) and its model is
+        // confident of nothing there: Open MPI's default stands, and the result says why.
+        if (!never_run || candidate) continue;
+        pick["source"] = "not_run";
+        pick["note"] =
+            "not run: the whole-cluster search spent its budget before this comm size, and its "
+            "model is not confident that any configuration beats the default here";
+      }
       picks.push_back(std::move(pick));
     }
   } else {

@@ -47,16 +47,22 @@ ClusterRulesInput cluster_rules_input(const std::vector<ContextRecord>& contexts
 
     // Measured blocks.
     for (const auto& c : group) {
-      int tuned = 0, sizes = 0;
+      int tuned = 0, sizes = 0, not_run = 0;
       for (const auto& pick : c.result.at("picks")) {
         const auto best = pick.at("best").get<TuningConfig>();
         out.points.push_back({coll, c.comm_size, pick.at("msg_size").get<std::int64_t>(), best});
         ++sizes;
         tuned += best.is_default() ? 0 : 1;
+        not_run += pick.value("source", std::string()) == "not_run";
       }
       lines[c.comm_size] =
-          (cname + " P=" + std::to_string(c.comm_size) + ": measured on " + layout_text(c) + ", " +
-           std::to_string(tuned) + " of " + std::to_string(sizes) + " message sizes tuned");
+          not_run == sizes
+              ? cname + " P=" + std::to_string(c.comm_size) +
+                    ": NOT RUN (the search's node-second budget ran out first; the model is not "
+                    "confident of a gain here): Open MPI's default"
+              : cname + " P=" + std::to_string(c.comm_size) + ": measured on " + layout_text(c) +
+                    ", " + std::to_string(tuned) + " of " + std::to_string(sizes) +
+                    " message sizes tuned";
     }
     // Predicted blocks.
     std::map<int, std::vector<const nlohmann::json*>> predicted;

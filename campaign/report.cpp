@@ -151,6 +151,9 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
       r.final_method = p.method_or_median();
       r.reverted = p.reverted;
       r.candidate = p.extra.value("candidate", nlohmann::json());
+      // "not_run": a whole-cluster size its search never reached; the default stands (note).
+      r.source = p.extra.value("source", std::string("measured"));
+      r.note = p.extra.value("note", std::string());
       r.default_us = r.search_default_us;
       r.best_us = r.search_best_us;
       // The speed-up and its interval: from the re-measure with the file loaded when there is
@@ -285,6 +288,7 @@ nlohmann::json CampaignReport::to_json() const {
                         {"default_us_range", r.default_us_range},
                         {"best_us_range", r.best_us_range}};
     if (!r.candidate.is_null()) e["candidate"] = r.candidate;
+    if (!r.note.empty()) e["note"] = r.note;
     if (r.remeasure_samples) e["remeasure_samples"] = *r.remeasure_samples;
     results_json.push_back(std::move(e));
   }

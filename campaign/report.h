@@ -64,10 +64,13 @@ struct ReportResult {
   bool default_within_noise = false;
   std::optional<double> search_default_us;
   std::optional<double> search_best_us;
-  std::string final_method;         // paired or median
-  std::string source = "measured";  // measured at this comm size (predicted cells: `predicted`)
-  nlohmann::json reverted;          // null, or why the rules stage put the default back
-  nlohmann::json candidate;         // null, or the paired phase's candidate when it was not kept
+  std::string final_method;  // paired or median
+  // measured at this comm size; not_run: a whole-cluster size its search never reached (the
+  // default stands, `note` says why); predicted cells: `predicted`
+  std::string source = "measured";
+  std::string note;
+  nlohmann::json reverted;   // null, or why the rules stage put the default back
+  nlohmann::json candidate;  // null, or the paired phase's candidate when it was not kept
   bool remeasured = false;
   std::optional<int> remeasure_samples;  // set when remeasured
   std::optional<double> default_us;

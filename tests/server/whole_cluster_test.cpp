@@ -467,6 +467,63 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   EXPECT_GT(differs, 0);
 }
 
+TEST_F(WholeCluster, ASizeTheBudgetNeverRanKeepsTheDefaultAndTheCampaignStillWritesItsFile) {
+  // A node-second budget so small that the search runs only the cheap sizes: the largest is
+  // never run, and the model is not confident there. The campaign must not fail after spending
+  // the budget: that size keeps Open MPI's default, says why, and the file stays valid.
+  nlohmann::json spec_json = cluster_spec_json({2, 4, 64});
+  spec_json["contexts"] = nlohmann::json::array({{{"collective", "bcast"}, {"comm_size", 2}},
+                                                 {{"collective", "bcast"}, {"comm_size", 4}},
+                                                 {{"collective", "bcast"}, {"comm_size", 64}}});
+  spec_json["cluster"] = {
+      {"strategy", "bo-cluster"}, {"min_confidence", 0.999}, {"budget_node_seconds", 0.02}};
+  const CampaignSpec spec = parse_campaign_spec(spec_json);
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  CampaignEngine engine(*store_, *backend_, table_);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  std::set<int> never_run;
+  for (const auto& c : store_->contexts(id)) {
+    EXPECT_EQ(c.state, "done") << c.comm_size;
+    if (!store_->runs_of_context(c.id, "search").empty()) continue;
+    never_run.insert(c.comm_size);
+    ASSERT_TRUE(c.result.contains("picks")) << c.result.dump();
+    ASSERT_FALSE(c.result.at("picks").empty());
+    for (const auto& pick : c.result.at("picks")) {
+      EXPECT_TRUE(pick.at("best").get<TuningConfig>().is_default()) << pick.dump();
+      EXPECT_NE(pick.value("note", std::string()).find("not run"), std::string::npos)
+          << pick.dump();
+    }
+  }
+  ASSERT_FALSE(never_run.empty()) << "the budget was meant to leave a size without runs";
+  ASSERT_LT(never_run.size(), 3u) << "and to run some";
+  // The report says which cells were never run, and why.
+  const auto report = campaign_report(*store_, id, table_);
+  int not_run_cells = 0;
+  for (const auto& r : report.at("results"))
+    if (never_run.count(r.at("comm_size").get<int>())) {
+      EXPECT_EQ(r.at("source"), "not_run") << r.dump();
+      EXPECT_NE(r.value("note", std::string()).find("budget"), std::string::npos) << r.dump();
+      ++not_run_cells;
+    } else {
+      EXPECT_EQ(r.at("source"), "measured") << r.dump();
+    }
+  EXPECT_GT(not_run_cells, 0);
+  // The file is valid, says which sizes were never run, and Open MPI runs its default there.
+  const RulesStageResult stage = rules(id, "classic");
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  for (int p : never_run)
+    EXPECT_NE(stage.content.find("bcast P=" + std::to_string(p) + ": NOT RUN"), std::string::npos)
+        << stage.content;
+  const RulesReadResult read = read_rules_text(stage.content, RulesDialect::ompi_4_1);
+  ASSERT_TRUE(read.loaded) << read.reason;
+  for (int p : never_run)
+    for (std::int64_t m : osu_message_sizes(Collective::bcast, spec.min_size, spec.max_size))
+      EXPECT_EQ(configured_choice(read.model, Collective::bcast, p, m, read.semantics),
+                TuningConfig::default_decision())
+          << "P=" << p << " size " << m;
+}
+
 TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
   // The default model (bo-cluster): its state is what a resume continues from.
   nlohmann::json spec_json = cluster_spec_json({2, 4, 8});

@@ -127,8 +127,10 @@ export interface ReportResult {
   // the final phase's pairs.
   speedup_source?: 'remeasure' | 'final';
   // Whole-cluster campaigns: "predicted" cells were not run at that communicator size; their
-  // confidence is the model's probability that the choice beats the default.
-  source?: 'measured' | 'predicted';
+  // confidence is the model's probability that the choice beats the default. "not_run": a
+  // listed size the search's budget never reached, where the model is confident of nothing:
+  // the default stands (note says why).
+  source?: 'measured' | 'predicted' | 'not_run';
   confidence?: number | null;
   layout_from?: number;
   layout?: { nodes: number; ppn: number | null };

@@ -18,6 +18,7 @@ async function load(entry) {
 
 const { SseParser } = await load('sse.ts');
 const progress = await load('progress.ts');
+const resultMap = await load('charts/result_map.ts');
 
 describe('SseParser', () => {
   it('parses the daemon\'s events across arbitrary chunk boundaries', () => {
@@ -122,5 +123,21 @@ describe('bestSpeedup and exhaustiveCost', () => {
     const cost = progress.exhaustiveCost(campaign({ spec: { repeats: 2 } }), report, plans);
     assert.deepEqual(cost, { configurations: 64, jobs: (10 + 1) + (6 + 1), benchmarkSeconds: 64 * 2 * 0.5, known: true });
     assert.equal(progress.exhaustiveCost(campaign(), report, undefined).known, false);
+  });
+});
+
+describe('result map cells', () => {
+  const base = { collective: 'bcast', comm_size: 64, msg_size: 1024, best: { algorithm: 0, segsize: 0, fanout: 0 }, best_name: 'default', noise: 0.01, default_within_noise: true };
+  it('marks a size the search never reached apart from measured and predicted ones', () => {
+    const notRun = { ...base, source: 'not_run', note: 'not run: the whole-cluster search spent its budget before this comm size' };
+    assert.equal(resultMap.cellClass(notRun), 'cell not-run');
+    const text = resultMap.cellText(notRun);
+    assert.match(text, /NOT RUN/);
+    assert.match(text, /default/);
+    assert.match(text, /spent its budget/);
+    assert.equal(resultMap.cellClass({ ...base, source: 'measured' }), 'cell within-noise');
+    assert.equal(resultMap.cellClass({ ...base, source: 'measured', default_within_noise: false }), 'cell');
+    assert.equal(resultMap.cellClass({ ...base, source: 'predicted', confidence: 0.9 }), 'cell predicted');
+    assert.doesNotMatch(resultMap.cellText({ ...base, source: 'measured', best_us: 1, default_us: 1, speedup: 1 }), /NOT RUN/);
   });
 });

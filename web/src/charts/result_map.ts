@@ -23,7 +23,12 @@ function layoutText(r: ReportResult): string {
   return `layout: ${here} (${from})`;
 }
 
-function cellText(r: ReportResult): string {
+// A cell's tooltip text and its class (pure: the unit tests call them).
+export function cellText(r: ReportResult): string {
+  if (r.source === 'not_run')
+    return [`${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}: NOT RUN (a listed size the search never reached)`, 'chosen: Open MPI\'s default', r.note ?? null]
+      .filter((line) => line)
+      .join('\n');
   if (r.source === 'predicted')
     return [
       `${r.collective}, ${r.comm_size} processes, ${fmt.bytes(r.msg_size)}: PREDICTED (not run at this size)`,
@@ -43,10 +48,19 @@ function cellText(r: ReportResult): string {
   ].join('\n');
 }
 
+export function cellClass(r: ReportResult): string {
+  if (r.source === 'predicted') return 'cell predicted';
+  if (r.source === 'not_run') return 'cell not-run';
+  return r.default_within_noise ? 'cell within-noise' : 'cell';
+}
+
 export function resultMap(results: ReportResult[], predicted: ReportResult[] = []): HTMLElement {
   const root = h('div', { class: 'result-map', 'data-testid': 'result-map' });
   const tooltip = h('div', { class: 'map-tooltip', role: 'tooltip', hidden: true });
-  const cells = [...results.map((r) => ({ ...r, source: 'measured' as const })), ...predicted.map((r) => ({ ...r, source: 'predicted' as const }))];
+  const cells = [
+    ...results.map((r) => ({ ...r, source: r.source === 'not_run' ? ('not_run' as const) : ('measured' as const) })),
+    ...predicted.map((r) => ({ ...r, source: 'predicted' as const })),
+  ];
   const collectives = [...new Set(cells.map((r) => r.collective))].sort();
   for (const collective of collectives) {
     const rows = cells.filter((r) => r.collective === collective);
@@ -74,7 +88,7 @@ export function resultMap(results: ReportResult[], predicted: ReportResult[] = [
           height: CELL_H - 2,
           rx: 3,
           fill: r.best.algorithm === 0 ? '#d9d9d9' : colour(index.get(r.best.algorithm) ?? 0),
-          class: r.source === 'predicted' ? 'cell predicted' : r.default_within_noise ? 'cell within-noise' : 'cell',
+          class: cellClass(r),
           'data-source': r.source,
           'data-algorithm': r.best.algorithm,
           'data-msg-size': size,
@@ -111,8 +125,8 @@ export function resultMap(results: ReportResult[], predicted: ReportResult[] = [
         h('li', null, h('span', { class: 'swatch', style: `background:${id === 0 ? '#d9d9d9' : colour(index.get(id) ?? 0)}` }), `${name} (${id})`),
       ),
     );
-    const note = rows.some((r) => r.source === 'predicted')
-      ? h('p', { class: 'muted', 'data-field': 'predicted-note' }, '* predicted sizes (not run): dashed cells, the model’s choice where it is confident, else the default')
+    const note = rows.some((r) => r.source !== 'measured')
+      ? h('p', { class: 'muted', 'data-field': 'predicted-note' }, '* sizes not run: predicted (dashed cells: the model’s choice where it is confident, else the default) or never reached by the search’s budget (hatched: the default)')
       : null;
     root.appendChild(h('figure', { class: 'map-panel', 'data-testid': `map-${collective}` }, h('figcaption', null, collective), chart, legend, note));
   }
