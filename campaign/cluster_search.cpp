@@ -6,6 +6,7 @@
 #include <set>
 
 #include "campaign/campaign_engine.h"
+#include "campaign/campaign_states.h"
 #include "campaign/context_request.h"
 #include "campaign/retune_warm_start.h"
 #include "campaign/search_jobs.h"
@@ -222,15 +223,17 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     if (std::none_of(group.begin(), group.end(),
                      [&](const ContextRecord& c) { return c.id == job.context_id; }))
       continue;
-    final_started |= job.purpose == "final";
-    search_jobs += job.purpose == "search";
+    const auto purpose = parse_job_purpose(job.purpose);
+    final_started |= purpose == JobPurpose::final;
+    search_jobs += purpose == JobPurpose::search;
   }
   auto over_time_budget = [&] {
     return spec.stop.max_benchmark_seconds > 0 &&
            campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
   };
-  const bool all_done = std::all_of(group.begin(), group.end(),
-                                    [](const ContextRecord& c) { return c.state == "done"; });
+  const bool all_done = std::all_of(group.begin(), group.end(), [](const ContextRecord& c) {
+    return parse_context_state(c.state) == ContextState::done;
+  });
   if (!final_started && !all_done) {
     emit(campaign.id, "context_started",
          {{"context_id", lead->id},
@@ -251,7 +254,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
            }()},
           {"planned", options.budget}},
          true);
-    for (const auto& c : group) store_.set_context_state(c.id, "searching");
+    for (const auto& c : group) store_.set_context_state(c.id, to_string(ContextState::searching));
     std::map<int, std::int64_t> contexts;
     for (const auto& c : group) contexts[c.comm_size] = c.id;
     ClusterSearch searcher(*strategy, contexts);
@@ -267,10 +270,10 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
 
   // The final phase of every measured size, as for a context of its own.
   for (const auto& c : group) {
-    if (c.state == "done") continue;
+    if (parse_context_state(c.state) == ContextState::done) continue;
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
-      if (job.context_id == c.id && job.purpose == "search")
+      if (job.context_id == c.id && parse_job_purpose(job.purpose) == JobPurpose::search)
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
     ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
     EngineOutcome outcome;
@@ -283,7 +286,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
     if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(c.id, "failed");
+      store_.set_context_state(c.id, to_string(ContextState::failed));
       return outcome;
     }
   }
@@ -306,7 +309,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   std::map<int, std::map<std::int64_t, TuningConfig>> final_pick;
   for (const auto& c : stored) {
     if (c.collective != collective) continue;
-    for (const auto& run : store_.runs_of_context(c.id, "final"))
+    for (const auto& run : store_.runs_of_context(c.id, to_string(JobPurpose::final)))
       strategy->observe(c.comm_size, evaluation_of(run));
     if (c.result.is_object())
       for (const auto& pick : c.result.value("picks", nlohmann::json::array()))

@@ -44,8 +44,10 @@ nlohmann::json range_of(const std::vector<double>& values) {
   return nlohmann::json::array({*lo, *hi});
 }
 
-bool ended(const std::string& state) {
-  return state == "done" || state == "failed" || state == "cancelled";
+bool ended(const std::string& text) {
+  const auto state = parse_campaign_state(text);
+  return state == CampaignState::done || state == CampaignState::failed ||
+         state == CampaignState::cancelled;
 }
 
 // The header's where and with what: from the runs' provenance (what the numbers were measured

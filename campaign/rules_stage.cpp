@@ -9,7 +9,10 @@
 #include <stdexcept>
 
 #include "campaign/campaign_spec.h"
+#include "campaign/campaign_states.h"
+#include "campaign/cluster_rules.h"
 #include "campaign/context_request.h"
+#include "campaign/context_result.h"
 #include "campaign/final_choice.h"
 #include "core/ompi_version.h"
 #include "optimizer/paired_test.h"
@@ -19,8 +22,6 @@
 #include "rules/trace.h"
 #include "rules/tracer_location.h"
 #include "rules/verify.h"
-#include "campaign/cluster_rules.h"
-#include "campaign/context_result.h"
 
 namespace colltune {
 namespace {
@@ -139,7 +140,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   }
   const CampaignSpec spec = options.spec ? *options.spec : parse_campaign_spec(campaign->spec);
   for (const auto& ctx : store.contexts(campaign_id))
-    if (ctx.state != "done" || !ctx.result.is_object()) {
+    if (parse_context_state(ctx.state) != ContextState::done || !ctx.result.is_object()) {
       result.error = "context " + std::string(name(ctx.collective)) +
                      " P=" + std::to_string(ctx.comm_size) + " is not done";
       return result;
@@ -164,9 +165,9 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   auto run_job = [&](const ContextRecord& ctx, const std::string& purpose,
                      const BenchmarkRequest& request) -> std::optional<std::int64_t> {
     if (auto existing = store.job_by_tag(request.tag)) {
-      if (existing->state != "done") {
+      if (parse_job_state(existing->state) != JobState::done) {
         if (!executor.execute(*existing, cancel)) return std::nullopt;
-        store.set_job_state(existing->id, "done");
+        store.set_job_state(existing->id, to_string(JobState::done));
       }
       return existing->id;
     }

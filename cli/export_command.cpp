@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "campaign/campaign_states.h"
 #include "campaign/store.h"
 #include "cli/commands.h"
 #include "cli/conventions.h"
@@ -45,7 +46,7 @@ int run_export(const ExportArgs& args) {
     for (const auto& ctx : store.contexts(campaign.id)) {
       for (const auto& run : store.runs_of_context(ctx.id)) {
         if (run.outcome != RunOutcome::ok) continue;
-        if (!args.include_final && run.purpose != "search") continue;
+        if (!args.include_final && parse_job_purpose(run.purpose) != JobPurpose::search) continue;
         for (const auto& row : run.rows) {
           out << name(ctx.collective) << ',' << ctx.comm_size << ',' << run.config.algorithm << ','
               << run.config.segsize << ',' << run.config.fanout << ',' << row.size << ','

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "campaign/campaign_states.h"
 #include "core/iso_time.h"
 #include "core/tuning_config.h"
 
@@ -146,11 +147,13 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
       line(context_label_ + " size " + std::to_string(size.value("msg_size", std::int64_t{0})) +
            " FAILED: " + size.value("reason", std::string()));
   } else if (type == "campaign_state") {
-    const std::string state = p.value("state", std::string());
-    if (state == "failed")
+    const std::string text = p.value("state", std::string());
+    const auto state = parse_campaign_state(text);
+    if (state == CampaignState::failed)
       line("campaign failed: " + p.value("error", std::string()));
-    else if (state == "done" || state == "cancelled" || state == "paused")
-      line("campaign " + state);
+    else if (state == CampaignState::done || state == CampaignState::cancelled ||
+             state == CampaignState::paused)
+      line("campaign " + text);
   }
 }
 

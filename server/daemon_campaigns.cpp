@@ -10,6 +10,7 @@
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_lifecycle.h"
 #include "campaign/campaign_spec.h"
+#include "campaign/campaign_states.h"
 #include "campaign/job_executor.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
@@ -50,7 +51,7 @@ class BestTracker {
     auto& best = best_[context_id];
     if (!initialized_.count(context_id)) {
       initialized_.insert(context_id);
-      for (const auto& earlier : store_.runs_of_context(context_id, "search"))
+      for (const auto& earlier : store_.runs_of_context(context_id, to_string(JobPurpose::search)))
         if (earlier.id < run->id && earlier.outcome == RunOutcome::ok) fold(best, earlier, nullptr);
     }
     nlohmann::json improved = nlohmann::json::array();

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "campaign/campaign_engine.h"
+#include "campaign/campaign_states.h"
 #include "campaign/final_choice.h"
 #include "campaign/report.h"
 #include "optimizer/strategy.h"
@@ -37,7 +38,7 @@ json campaign_json(const CampaignRecord& c, const CampaignManager::Activity& act
 json campaign_convergence(Store& store, std::int64_t campaign_id) {
   json contexts = json::array();
   for (const auto& ctx : store.contexts(campaign_id)) {
-    const auto search = store.runs_of_context(ctx.id, "search");
+    const auto search = store.runs_of_context(ctx.id, to_string(JobPurpose::search));
     // The optimizer's initial design (bo strategies keep it in their state).
     std::multiset<TuningConfig> design;
     std::optional<std::size_t> design_size;
