@@ -63,6 +63,7 @@ struct Scored {
   int nominated_cells = 0, proven_cells = 0, sizes_without_runs = 0;
   std::map<int, double> final_node_seconds_by_comm;
   std::map<int, int> final_runs_by_comm;
+  std::map<int, int> final_looks_by_comm, final_nominees_by_comm;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -629,6 +630,14 @@ int main(int argc, char** argv) {
         a.final_runs += r.final_runs;
         a.search_node_seconds += r.search_seconds * nodes(p);
         a.decision_ms_max = std::max(a.decision_ms_max, r.decision_ms_max);
+        if (paired) {
+          a.final_node_seconds_by_comm[p] = (r.benchmark_seconds - r.search_seconds) * nodes(p);
+          a.final_runs_by_comm[p] = r.final_runs;
+          a.final_looks_by_comm[p] = r.final_looks;
+          a.final_nominees_by_comm[p] = r.final_nominees;
+          a.nominated_cells += r.nominated_sizes;
+          a.proven_cells += r.proven_sizes;
+        }
         per_size.emplace(p, std::move(r));
       }
       rows.push_back(a);
@@ -753,6 +762,8 @@ int main(int argc, char** argv) {
             c.node_seconds += fin.benchmark_seconds * nodes(p);
             c.final_node_seconds_by_comm[p] = fin.benchmark_seconds * nodes(p);
             c.final_runs_by_comm[p] = fin.runs;
+            c.final_looks_by_comm[p] = fin.looks;
+            c.final_nominees_by_comm[p] = fin.nominees;
             c.nominated_cells += fin.nominated_sizes;
             c.proven_cells += fin.proven_sizes;
           }
@@ -841,6 +852,8 @@ int main(int argc, char** argv) {
           for (const auto& [p, ns] : r.final_node_seconds_by_comm) {
             j["final_node_seconds_by_comm_size"][std::to_string(p)] = ns;
             j["final_runs_by_comm_size"][std::to_string(p)] = r.final_runs_by_comm.at(p);
+            j["final_looks_by_comm_size"][std::to_string(p)] = r.final_looks_by_comm.at(p);
+            j["final_nominees_by_comm_size"][std::to_string(p)] = r.final_nominees_by_comm.at(p);
           }
         }
         if (!r.price_errors.empty()) {  // as factors: exp(|log(quoted / cost)|)

@@ -155,6 +155,10 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
     r.runs += fin.runs;
     r.jobs += fin.looks;
     r.benchmark_seconds += fin.benchmark_seconds;
+    r.final_looks = fin.looks;
+    r.final_nominees = fin.nominees;
+    r.nominated_sizes = fin.nominated_sizes;
+    r.proven_sizes = fin.proven_sizes;
   }
   r.final_runs = r.runs - r.search_runs;
   if (options.final_pick == "engine" && !final_samples.empty()) {
@@ -237,6 +241,7 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   std::set<TuningConfig> distinct;
   for (const auto& [size, config] : nominated) distinct.insert(config);
   out.nominated_sizes = static_cast<int>(nominated.size());
+  out.nominees = static_cast<int>(distinct.size());
   SequentialOptions seq;
   seq.min_gain = options.min_gain;
   seq.max_runs =

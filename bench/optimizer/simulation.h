@@ -39,6 +39,9 @@ struct SimulationResult {
   int runs = 0, search_runs = 0, final_runs = 0, jobs = 0;
   double benchmark_seconds = 0;
   double search_seconds = 0;  // of benchmark_seconds, the search's (the rest: the final phase)
+  // The paired final phase (final_pick "paired"): its looks, distinct nominees, the message
+  // sizes with a nominee and those where it was proven faster.
+  int final_looks = 0, final_nominees = 0, nominated_sizes = 0, proven_sizes = 0;
   double regret_mean = 0, regret_median = 0, regret_max = 0;
   std::optional<int> runs_to_target;
   double decision_ms = 0, decision_ms_max = 0;
@@ -74,6 +77,7 @@ struct PairedFinalDraw {
   int runs = 0, looks = 0;
   double benchmark_seconds = 0;
   int nominated_sizes = 0, proven_sizes = 0;
+  int nominees = 0;  // distinct nominated configurations
 };
 PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace& space,
                                   const std::vector<Choice>& picks,
