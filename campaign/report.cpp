@@ -218,10 +218,17 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
   for (const auto& ctx : store.contexts(campaign_id)) nodes_of[ctx.id] = std::max(1, ctx.nodes);
   for (const auto& job : jobs) {
     const auto job_runs = store.runs_of_job(job.id);
+    ReportCostPart& part = report.cost.by_purpose[job.purpose];
+    ++part.jobs;
+    part.runs += static_cast<std::int64_t>(job_runs.size());
     report.cost.runs += static_cast<std::int64_t>(job_runs.size());
-    for (const auto& run : job_runs)
-      report.cost.node_seconds += observed_seconds(run.provenance) *
-                                  (nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1);
+    const int nodes = nodes_of.count(job.context_id) ? nodes_of[job.context_id] : 1;
+    for (const auto& run : job_runs) {
+      const double seconds = observed_seconds(run.provenance);
+      part.benchmark_seconds += seconds;
+      part.node_seconds += seconds * nodes;
+      report.cost.node_seconds += seconds * nodes;
+    }
   }
   report.cost.benchmark_seconds = campaign_benchmark_seconds(store, campaign_id);
   if (!versions.empty()) {
@@ -329,7 +336,16 @@ nlohmann::json CampaignReport::to_json() const {
            {{"jobs", cost.jobs},
             {"runs", cost.runs},
             {"benchmark_seconds", cost.benchmark_seconds},
-            {"node_seconds", cost.node_seconds}}}};
+            {"node_seconds", cost.node_seconds},
+            {"by_purpose", [&] {
+               nlohmann::json out = nlohmann::json::object();
+               for (const auto& [purpose, p] : cost.by_purpose)
+                 out[purpose] = {{"jobs", p.jobs},
+                                 {"runs", p.runs},
+                                 {"benchmark_seconds", p.benchmark_seconds},
+                                 {"node_seconds", p.node_seconds}};
+               return out;
+             }()}}}};
 }
 
 nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,

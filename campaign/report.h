@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -100,11 +101,17 @@ struct ReportRules {
   nlohmann::json reverted = nlohmann::json::array();
 };
 
-struct ReportCost {
+struct ReportCostPart {
   std::int64_t jobs = 0;
   std::int64_t runs = 0;
   double benchmark_seconds = 0;
   double node_seconds = 0;  // each run's benchmark time times the nodes it held
+};
+struct ReportCost : ReportCostPart {
+  // The same per job purpose (search, final, verify, remeasure_tuned, remeasure_default): what
+  // the search spent (what a budget limits) apart from the final phase's paired tests and the
+  // rules stage's checks.
+  std::map<std::string, ReportCostPart> by_purpose;
 };
 
 struct CampaignReport {

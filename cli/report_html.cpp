@@ -527,9 +527,28 @@ std::string render_report_html(const json& report) {
   out += fact("Node time",
               number(cost, "node_seconds") ? duration(*number(cost, "node_seconds")) : "–",
               "node-seconds");
+  // Where the node time went: the search (what a budget limits), the final phase's paired
+  // tests, the rules stage's checks.
+  if (cost.contains("by_purpose") && cost.at("by_purpose").is_object() &&
+      !cost.at("by_purpose").empty()) {
+    const std::pair<const char*, const char*> labels[] = {
+        {"search", "search"},
+        {"final", "final phase"},
+        {"verify", "trace check"},
+        {"remeasure_tuned", "re-measure with the file"},
+        {"remeasure_default", "re-measure without it"}};
+    std::string parts;
+    for (const auto& [key, label] : labels) {
+      if (!cost.at("by_purpose").contains(key)) continue;
+      const auto seconds = number(cost.at("by_purpose").at(key), "node_seconds");
+      if (!seconds) continue;
+      parts += (parts.empty() ? "" : " · ") + std::string(label) + " " + duration(*seconds);
+    }
+    if (!parts.empty()) out += fact("Node time by purpose", parts, "node-seconds-by-purpose");
+  }
   out +=
       "</dl><p class=\"muted\">Benchmark time sums each run's wall time; node time weights "
-      "it by the nodes the run held.</p></section>";
+      "it by the nodes the run held. A node-second budget limits the search only.</p></section>";
 
   // The rules file.
   if (report.contains("rules") && report.at("rules").is_object()) {

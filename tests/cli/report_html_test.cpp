@@ -305,6 +305,23 @@ TEST_F(ReportHtmlTest, ShowsTheReportsNumbers) {
   EXPECT_NE(
       html_->find("data-field=\"runs\">" + std::to_string(cost.at("runs").get<int>()) + "</dd>"),
       std::string::npos);
+  // Per purpose: the parts add up to the whole, the search apart from the final phase.
+  const auto& parts = cost.at("by_purpose");
+  ASSERT_TRUE(parts.contains("search") && parts.contains("final")) << cost.dump();
+  double node_seconds = 0;
+  int runs = 0, jobs = 0;
+  for (const auto& [purpose, part] : parts.items()) {
+    node_seconds += part.at("node_seconds").get<double>();
+    runs += part.at("runs").get<int>();
+    jobs += part.at("jobs").get<int>();
+  }
+  EXPECT_NEAR(node_seconds, cost.at("node_seconds").get<double>(),
+              1e-9 * std::max(1.0, node_seconds));
+  EXPECT_EQ(runs, cost.at("runs").get<int>());
+  EXPECT_EQ(jobs, cost.at("jobs").get<int>());
+  const auto by_purpose = html_->find("data-field=\"node-seconds-by-purpose\">search ");
+  ASSERT_NE(by_purpose, std::string::npos);
+  EXPECT_NE(html_->find(" · final phase ", by_purpose), std::string::npos);
 }
 
 TEST_F(ReportHtmlTest, EscapesTheCampaignName) {

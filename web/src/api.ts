@@ -154,7 +154,14 @@ export interface Report {
   results: ReportResult[];
   // Whole-cluster campaigns: the predicted cells (absent or empty otherwise).
   predicted?: ReportResult[];
-  cost: { jobs: number; runs: number; benchmark_seconds: number; node_seconds?: number };
+  cost: {
+    jobs: number;
+    runs: number;
+    benchmark_seconds: number;
+    node_seconds?: number;
+    // The same per job purpose: search, final, verify, remeasure_tuned, remeasure_default.
+    by_purpose?: Record<string, { jobs: number; runs: number; benchmark_seconds: number; node_seconds: number }>;
+  };
 }
 
 export interface RulesVersion {

@@ -281,6 +281,9 @@ describe('web dashboard in headless Chromium', { timeout: 300_000 }, () => {
     }
     assert.equal(await root.locator('[data-field=cost-jobs]').innerText(), String(report.cost.jobs));
     assert.equal(await root.locator('[data-field=cost-runs]').innerText(), String(report.cost.runs));
+    // Where the node time went, the search apart from the final phase.
+    assert.ok(report.cost.by_purpose.search && report.cost.by_purpose.final, JSON.stringify(report.cost));
+    assert.match(await root.locator('[data-field=cost-by-purpose]').innerText(), /^search .+ · final phase /);
     assert.equal(await root.locator('[data-testid=rules-preview]').textContent(), rules.content);
     assert.equal(await root.locator('[data-field=validation]').getAttribute('data-ok'), String(rules.validation.deployable));
     // A sim campaign's file is not verified on the real Open MPI: the deploy form says why and

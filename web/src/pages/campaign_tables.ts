@@ -97,6 +97,21 @@ export function jobsSection(data: CampaignData, runFailures: RunFailure[]): Node
   ];
 }
 
+// Where the node time went: the search (what a node-second budget limits), the final phase's
+// paired tests, the rules stage's checks; null without the breakdown (older daemons).
+export function nodeTimeByPurpose(parts: CampaignData['report']['cost']['by_purpose']): string | null {
+  if (!parts) return null;
+  const labels: [string, string][] = [
+    ['search', 'search'],
+    ['final', 'final phase'],
+    ['verify', 'trace check'],
+    ['remeasure_tuned', 're-measure with the file'],
+    ['remeasure_default', 're-measure without it'],
+  ];
+  const text = labels.filter(([key]) => parts[key]).map(([key, label]) => `${label} ${fmt.duration(parts[key].node_seconds)}`);
+  return text.length ? text.join(' · ') : null;
+}
+
 // Jobs, runs, benchmark and node time; with the plan known, what an exhaustive search would cost.
 export function costSection(data: CampaignData, plan: Map<number, ContextPlan> | undefined): Node[] {
   const cost = data.report.cost;
@@ -107,6 +122,8 @@ export function costSection(data: CampaignData, plan: Map<number, ContextPlan> |
     ['Benchmark time', fmt.duration(cost.benchmark_seconds), 'cost-seconds'],
   ];
   if (cost.node_seconds !== undefined) rows.push(['Node time', fmt.duration(cost.node_seconds), 'cost-node-seconds']);
+  const byPurpose = nodeTimeByPurpose(cost.by_purpose);
+  if (byPurpose) rows.push(['Node time by purpose', byPurpose, 'cost-by-purpose']);
   if (ex.configurations > 0) {
     rows.push(['Exhaustive search: configurations', `${ex.configurations}${ex.known ? '' : ' (contexts not started yet excluded)'}`, 'exhaustive-configs']);
     rows.push(['Exhaustive search: jobs', String(ex.jobs), 'exhaustive-jobs']);
