@@ -1,6 +1,8 @@
 #include "cli/report_table.h"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "rules/rules_writer.h"
 
@@ -61,6 +63,21 @@ void print_report_table(std::FILE* out, const nlohmann::json& report) {
                "\ncost: %d jobs, %d runs, %.1f s of benchmarks  (~ = tie: the default, or an "
                "interval that does not exclude 1.00x)\n",
                cost.value("jobs", 0), cost.value("runs", 0), cost.value("benchmark_seconds", 0.0));
+  // Where the node time went (a node-second budget limits the search only).
+  if (const auto parts = cost.value("by_purpose", nlohmann::json::object());
+      parts.is_object() && !parts.empty()) {
+    std::string line;
+    for (const auto& [key, label] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"search", "search"},
+             {"final", "final phase"},
+             {"verify", "trace check"},
+             {"remeasure_tuned", "re-measure with the file"},
+             {"remeasure_default", "re-measure without it"}})
+      if (parts.contains(key))
+        line += std::string(line.empty() ? "" : ", ") + label + " " +
+                fixed(parts.at(key).value("node_seconds", 0.0), 1) + " s";
+    std::fprintf(out, "node time by purpose: %s\n", line.c_str());
+  }
   if (reverted > 0)
     std::fprintf(out,
                  "R = reverted to the default: measured significantly slower with the file "

@@ -67,6 +67,29 @@ TEST(ReportTable, EverySpeedupCarriesItsIntervalPairsAndTieMark) {
   // Reverted: tie and R.
   EXPECT_NE(text.find("1.00x~R  0.95-1.06"), std::string::npos) << text;
   EXPECT_NE(text.find("R = reverted to the default"), std::string::npos) << text;
+  // An older report has no cost per purpose: no such line.
+  EXPECT_EQ(text.find("node time by purpose"), std::string::npos) << text;
+}
+
+TEST(ReportTable, SaysWhereTheNodeTimeWent) {
+  const json report = {{"results", json::array({result_row(1024, 1, 1.25, 1.10, 1.42, 6, false)})},
+                       {"cost",
+                        {{"jobs", 3},
+                         {"runs", 20},
+                         {"benchmark_seconds", 12.5},
+                         {"by_purpose",
+                          {{"final", {{"node_seconds", 4.3}}},
+                           {"search", {{"node_seconds", 30.0}}},
+                           {"verify", {{"node_seconds", 1.0}}}}}}}};
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  print_report_table(f, report);
+  const std::string text = read_all(f);
+  std::fclose(f);
+  // In the campaign's order (search first), whatever the JSON's.
+  EXPECT_NE(text.find("node time by purpose: search 30.0 s, final phase 4.3 s, trace check 1.0 s"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Progress, RulesStageJobsNameTheirOwnContext) {
@@ -167,8 +190,8 @@ TEST(Progress, TerminalLineShowsElapsedAndEta) {
     const json config = TuningConfig{};
     for (int i = 0; i < 4; ++i) {
       now += 30;
-      progress.on_event("run", {{"purpose", "search"}, {"repeat", 0}, {"outcome", "ok"},
-                                {"config", config}});
+      progress.on_event(
+          "run", {{"purpose", "search"}, {"repeat", 0}, {"outcome", "ok"}, {"config", config}});
     }
   }
   const std::string text = read_all(f);
