@@ -14,7 +14,7 @@ CTEST_ARGS ?= --output-on-failure --timeout 900 --repeat until-pass:2
 COLLTUNE = $(BUILD)/cli/colltune
 
 .PHONY: all deps deps-test build demo check check-unit check-slurm check-asan check-fuzz \
-        fault-suite load-suite install deb deps-node clean
+        asan-configure build-asan fault-suite load-suite install deb deps-node clean
 
 all: build
 
@@ -70,22 +70,37 @@ check-slurm: build deps-test
 ASAN_TESTS = optimizer_tests server_tests rules_tests core_tests osu_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
              osu_bench_unit_tests http_front_door_tests
+# The libFuzzer targets (fuzz/). One clang tree serves both: the sanitizer build of the tests
+# with COLLTUNE_FUZZ=ON, where the parsers' libraries are also compiled for libFuzzer's coverage
+# (-fsanitize=fuzzer-no-link), so the fuzzers are five more programs of it, not a third build.
+FUZZERS = osu_output_fuzzer rules_fuzzer campaign_spec_fuzzer daemon_config_fuzzer ompi_info_fuzzer
 # Debug info at -g1 (functions and line tables, no local variables or types): the sanitizers'
 # stack traces keep every frame, inlined ones included, with file and line; the build takes a
 # third less CPU than at -g. Configure with -DCOLLTUNE_SANITIZE=ON yourself for a build to debug.
-check-asan: deps
-	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLLTUNE_SANITIZE=ON \
-	  -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 >/dev/null
+ASAN_CONFIGURE = cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCOLLTUNE_SANITIZE=ON -DCOLLTUNE_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+asan-configure:
+	@scripts/install-deps build fuzz
+	@$(ASAN_CONFIGURE) >/dev/null
+
+# The sanitizer tree's test programs and fuzzers, nothing run (.ci/run builds it while the Slurm
+# tests, which mostly wait on Slurm, leave the cores idle).
+build-asan: asan-configure
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS) $(FUZZERS)
+
+check-asan: asan-configure
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
 	@JOBS=$(JOBS) scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
-# The libFuzzer targets (fuzz/, clang) for FUZZ_SECONDS each; fails on any crash.
+# The fuzzers for FUZZ_SECONDS each, two at a time on 2 cores (JOBS); fails on any crash. They come
+# from the sanitizer tree above (after check-asan only their five sources are left to compile).
 # docs/reliability/fuzzing.md reports the long runs (10+ minutes per target).
-FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-check-fuzz:
-	@scripts/install-deps build fuzz
-	@BUILD_DIR=$(abspath $(FUZZ_BUILD)) JOBS=$(JOBS) UNITY=$(UNITY) scripts/run-fuzzers $(FUZZ_SECONDS)
+check-fuzz: asan-configure
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(FUZZERS)
+	@BUILD_DIR=$(abspath $(ASAN_BUILD)) NO_BUILD=1 FUZZERS="$(FUZZERS)" JOBS=$(JOBS) \
+	  scripts/run-fuzzers $(FUZZ_SECONDS)
 
 # The full fault suite with its table (docs/reliability/faults.md); `make check` runs the
 # short form through ctest (label faults).
@@ -98,4 +113,4 @@ load-suite: build
 	@BUILD=$(abspath $(BUILD)) bench/daemon/load-suite.sh all
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
