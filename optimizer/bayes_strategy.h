@@ -113,7 +113,7 @@ class BayesStrategy : public Strategy {
   void restore(const nlohmann::json& state) override;
 
   // Introspection for benchmarks and dashboards.
-  std::string stop_reason() const { return stop_reason_; }
+  std::string stop_reason() const override { return stop_reason_; }
   std::optional<Eigen::VectorXd> hyperparameters() const { return theta_; }
   int evaluation_budget() const { return max_evaluations_; }
   // True when the space is small enough for one exhaustive pass (see above).

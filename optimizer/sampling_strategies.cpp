@@ -10,7 +10,7 @@ namespace colltune {
 
 OrderedSamplingStrategy::OrderedSamplingStrategy(std::string name, const SearchSpace& space,
                                                  const StrategyOptions& options, bool shuffled)
-    : name_(std::move(name)), space_(&space), options_(options), order_(space.points()) {
+    : name_(std::move(name)), options_(options), order_(space.points()) {
   if (shuffled) {
     Rng rng(options.seed);
     rng.shuffle(order_);

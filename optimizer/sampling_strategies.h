@@ -25,10 +25,9 @@ class OrderedSamplingStrategy : public Strategy {
 
  private:
   std::string name_;
-  const SearchSpace* space_;
   StrategyOptions options_;
   std::vector<TuningConfig> order_;
-  std::size_t next_ = 0;  // index in order_ of the next suggestion
+  std::size_t next_ = 0;   // index in order_ of the next suggestion
   std::size_t limit_ = 0;  // evaluations to make
   Observations observations_;
 };
