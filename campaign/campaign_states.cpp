@@ -58,6 +58,22 @@ const char* to_string(ContextState s) { return name_in(kContext, s); }
 const char* to_string(JobState s) { return name_in(kJob, s); }
 const char* to_string(JobPurpose p) { return name_in(kPurpose, p); }
 
+const char* purpose_label(JobPurpose p) {
+  switch (p) {
+    case JobPurpose::search:
+      return "search";
+    case JobPurpose::final:
+      return "final phase";
+    case JobPurpose::verify:
+      return "trace check";
+    case JobPurpose::remeasure_tuned:
+      return "re-measure with the file";
+    case JobPurpose::remeasure_default:
+      return "re-measure without it";
+  }
+  return "?";
+}
+
 std::optional<CampaignState> parse_campaign_state(std::string_view t) {
   return parse_in(kCampaign, t);
 }

@@ -25,6 +25,13 @@ const char* to_string(ContextState state);
 const char* to_string(JobState state);
 const char* to_string(JobPurpose purpose);
 
+// Every purpose, in a campaign's order (search, final phase, the rules stage's checks).
+inline constexpr JobPurpose kJobPurposes[] = {JobPurpose::search, JobPurpose::final,
+                                              JobPurpose::verify, JobPurpose::remeasure_tuned,
+                                              JobPurpose::remeasure_default};
+// What reports call a purpose's jobs ("final phase", "re-measure with the file", ...).
+const char* purpose_label(JobPurpose purpose);
+
 // nullopt for a string that names none.
 std::optional<CampaignState> parse_campaign_state(std::string_view text);
 std::optional<ContextState> parse_context_state(std::string_view text);

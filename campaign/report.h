@@ -108,7 +108,7 @@ struct ReportCostPart {
   double node_seconds = 0;  // each run's benchmark time times the nodes it held
 };
 struct ReportCost : ReportCostPart {
-  // The same per job purpose (search, final, verify, remeasure_tuned, remeasure_default): what
+  // The same per job purpose (search, final, verify, remeasure-tuned, remeasure-default): what
   // the search spent (what a budget limits) apart from the final phase's paired tests and the
   // rules stage's checks.
   std::map<std::string, ReportCostPart> by_purpose;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "campaign/campaign_states.h"
 #include "rules/rules_writer.h"
 
 namespace colltune {
@@ -531,18 +532,14 @@ std::string render_report_html(const json& report) {
   // tests, the rules stage's checks.
   if (cost.contains("by_purpose") && cost.at("by_purpose").is_object() &&
       !cost.at("by_purpose").empty()) {
-    const std::pair<const char*, const char*> labels[] = {
-        {"search", "search"},
-        {"final", "final phase"},
-        {"verify", "trace check"},
-        {"remeasure_tuned", "re-measure with the file"},
-        {"remeasure_default", "re-measure without it"}};
     std::string parts;
-    for (const auto& [key, label] : labels) {
+    for (const JobPurpose purpose : kJobPurposes) {
+      const char* key = to_string(purpose);
       if (!cost.at("by_purpose").contains(key)) continue;
       const auto seconds = number(cost.at("by_purpose").at(key), "node_seconds");
       if (!seconds) continue;
-      parts += (parts.empty() ? "" : " · ") + std::string(label) + " " + duration(*seconds);
+      parts += (parts.empty() ? "" : " · ") + std::string(purpose_label(purpose)) + " " +
+               duration(*seconds);
     }
     if (!parts.empty()) out += fact("Node time by purpose", parts, "node-seconds-by-purpose");
   }

@@ -1,9 +1,8 @@
 #include "cli/report_table.h"
 
-#include <initializer_list>
 #include <string>
-#include <utility>
 
+#include "campaign/campaign_states.h"
 #include "rules/rules_writer.h"
 
 namespace colltune {
@@ -67,14 +66,9 @@ void print_report_table(std::FILE* out, const nlohmann::json& report) {
   if (const auto parts = cost.value("by_purpose", nlohmann::json::object());
       parts.is_object() && !parts.empty()) {
     std::string line;
-    for (const auto& [key, label] : std::initializer_list<std::pair<const char*, const char*>>{
-             {"search", "search"},
-             {"final", "final phase"},
-             {"verify", "trace check"},
-             {"remeasure_tuned", "re-measure with the file"},
-             {"remeasure_default", "re-measure without it"}})
-      if (parts.contains(key))
-        line += std::string(line.empty() ? "" : ", ") + label + " " +
+    for (const JobPurpose purpose : kJobPurposes)
+      if (const char* key = to_string(purpose); parts.contains(key))
+        line += std::string(line.empty() ? "" : ", ") + purpose_label(purpose) + " " +
                 fixed(parts.at(key).value("node_seconds", 0.0), 1) + " s";
     std::fprintf(out, "node time by purpose: %s\n", line.c_str());
   }

@@ -19,6 +19,7 @@
 
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
+#include "campaign/campaign_states.h"
 #include "campaign/report.h"
 #include "campaign/store.h"
 #include "cli/report_file.h"
@@ -322,6 +323,12 @@ TEST_F(ReportHtmlTest, ShowsTheReportsNumbers) {
   const auto by_purpose = html_->find("data-field=\"node-seconds-by-purpose\">search ");
   ASSERT_NE(by_purpose, std::string::npos);
   EXPECT_NE(html_->find(" · final phase ", by_purpose), std::string::npos);
+  // Every purpose the campaign ran is named, the rules stage's re-measure included.
+  for (const JobPurpose purpose : kJobPurposes)
+    if (parts.contains(to_string(purpose))) {
+      EXPECT_NE(html_->find(purpose_label(purpose), by_purpose), std::string::npos)
+          << to_string(purpose);
+    }
 }
 
 TEST_F(ReportHtmlTest, EscapesTheCampaignName) {

@@ -80,14 +80,16 @@ TEST(ReportTable, SaysWhereTheNodeTimeWent) {
                          {"by_purpose",
                           {{"final", {{"node_seconds", 4.3}}},
                            {"search", {{"node_seconds", 30.0}}},
-                           {"verify", {{"node_seconds", 1.0}}}}}}}};
+                           {"verify", {{"node_seconds", 1.0}}},
+                           {"remeasure-default", {{"node_seconds", 2.0}}}}}}}};
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
   print_report_table(f, report);
   const std::string text = read_all(f);
   std::fclose(f);
   // In the campaign's order (search first), whatever the JSON's.
-  EXPECT_NE(text.find("node time by purpose: search 30.0 s, final phase 4.3 s, trace check 1.0 s"),
+  EXPECT_NE(text.find("node time by purpose: search 30.0 s, final phase 4.3 s, trace check 1.0 s, "
+                      "re-measure without it 2.0 s"),
             std::string::npos)
       << text;
 }

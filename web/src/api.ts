@@ -159,7 +159,7 @@ export interface Report {
     runs: number;
     benchmark_seconds: number;
     node_seconds?: number;
-    // The same per job purpose: search, final, verify, remeasure_tuned, remeasure_default.
+    // The same per job purpose: search, final, verify, remeasure-tuned, remeasure-default.
     by_purpose?: Record<string, { jobs: number; runs: number; benchmark_seconds: number; node_seconds: number }>;
   };
 }

@@ -105,8 +105,8 @@ export function nodeTimeByPurpose(parts: CampaignData['report']['cost']['by_purp
     ['search', 'search'],
     ['final', 'final phase'],
     ['verify', 'trace check'],
-    ['remeasure_tuned', 're-measure with the file'],
-    ['remeasure_default', 're-measure without it'],
+    ['remeasure-tuned', 're-measure with the file'],
+    ['remeasure-default', 're-measure without it'],
   ];
   const text = labels.filter(([key]) => parts[key]).map(([key, label]) => `${label} ${fmt.duration(parts[key].node_seconds)}`);
   return text.length ? text.join(' · ') : null;
