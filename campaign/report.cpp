@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "campaign/campaign_engine.h"
 #include "campaign/campaign_states.h"
 #include "campaign/cluster_search.h"
 #include "campaign/context_result.h"
@@ -42,6 +41,13 @@ nlohmann::json range_of(const std::vector<double>& values) {
   if (values.empty()) return nlohmann::json();
   const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   return nlohmann::json::array({*lo, *hi});
+}
+
+nlohmann::json cost_part_json(const ReportCostPart& p) {
+  return {{"jobs", p.jobs},
+          {"runs", p.runs},
+          {"benchmark_seconds", p.benchmark_seconds},
+          {"node_seconds", p.node_seconds}};
 }
 
 bool ended(const std::string& text) {
@@ -227,10 +233,10 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
       const double seconds = observed_seconds(run.provenance);
       part.benchmark_seconds += seconds;
       part.node_seconds += seconds * nodes;
+      report.cost.benchmark_seconds += seconds;
       report.cost.node_seconds += seconds * nodes;
     }
   }
-  report.cost.benchmark_seconds = campaign_benchmark_seconds(store, campaign_id);
   if (!versions.empty()) {
     const auto& v = versions.front();
     ReportRules rules;
@@ -332,20 +338,13 @@ nlohmann::json CampaignReport::to_json() const {
           {"cluster", cluster},
           {"predicted", predicted},
           {"rules", rules_json},
-          {"cost",
-           {{"jobs", cost.jobs},
-            {"runs", cost.runs},
-            {"benchmark_seconds", cost.benchmark_seconds},
-            {"node_seconds", cost.node_seconds},
-            {"by_purpose", [&] {
-               nlohmann::json out = nlohmann::json::object();
-               for (const auto& [purpose, p] : cost.by_purpose)
-                 out[purpose] = {{"jobs", p.jobs},
-                                 {"runs", p.runs},
-                                 {"benchmark_seconds", p.benchmark_seconds},
-                                 {"node_seconds", p.node_seconds}};
-               return out;
-             }()}}}};
+          {"cost", [&] {
+             nlohmann::json out = cost_part_json(cost);
+             out["by_purpose"] = nlohmann::json::object();
+             for (const auto& [purpose, part] : cost.by_purpose)
+               out["by_purpose"][purpose] = cost_part_json(part);
+             return out;
+           }()}};
 }
 
 nlohmann::json campaign_report(Store& store, std::int64_t campaign_id,
