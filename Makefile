@@ -56,10 +56,12 @@ check: check-unit check-slurm
 # deps-test first: node is then here when the build runs, so the dashboard is built and packaged
 # (the install test checks the .deb serves it).
 # Two at a time (the machine's 2 cores; ranks oversubscribe either way), except the fault suite,
-# whose tests time kills and locks and run alone.
+# whose tests time kills and locks and run alone. The tests get a temp folder of their own,
+# which must be empty when they are done (scripts/run-leaving-nothing): a test or a killed run
+# that leaves files behind fails the check.
 check-unit: deps-test build
-	ctest --test-dir $(BUILD) $(CTEST_ARGS) -LE "slurm|faults" -j 2
-	ctest --test-dir $(BUILD) $(CTEST_ARGS) -L faults -j 1
+	scripts/run-leaving-nothing ctest --test-dir $(BUILD) $(CTEST_ARGS) -LE "slurm|faults" -j 2
+	scripts/run-leaving-nothing ctest --test-dir $(BUILD) $(CTEST_ARGS) -L faults -j 1
 
 check-slurm: build deps-test
 	@scripts/run-slurm-tests $(BUILD)

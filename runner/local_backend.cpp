@@ -11,6 +11,7 @@
 #include "runner/mca.h"
 #include "runner/mpirun_command.h"
 #include "runner/ompi_info.h"
+#include "runner/ompi_scratch.h"
 #include "runner/process.h"
 
 namespace colltune {
@@ -36,6 +37,10 @@ LocalBackend::LocalBackend(LocalBackendOptions options)
   if (options_.cores <= 0) options_.cores = available_cores();
   if (options_.max_ranks_per_core < 1)
     throw std::invalid_argument("local backend: max_ranks_per_core must be at least 1");
+  if (options_.ompi_temp_base.empty()) options_.ompi_temp_base = OmpiScratch::default_temp_base();
+  if (options_.ompi_shm_base.empty()) options_.ompi_shm_base = OmpiScratch::default_shm_base();
+  // Runs of an earlier process killed mid-run (a daemon's crash) left theirs.
+  OmpiScratch::sweep_orphans(options_.ompi_temp_base, options_.ompi_shm_base);
 }
 
 std::string LocalBackend::ompi_version() {
@@ -112,8 +117,9 @@ std::string LocalBackend::admit(const BenchmarkRequest& request) {
            " core(s) is more than the local backend's limit of " +
            std::to_string(options_.max_ranks_per_core) + " ranks per core (" +
            std::to_string(limit) + " ranks; setting max_ranks_per_core)";
-  // Within the limit, but said: oversubscribed ranks share cores, so latencies are slower and noisier
-  // than on a core per rank, and the tuned choice fits this oversubscription, not the cluster.
+  // Within the limit, but said: oversubscribed ranks share cores, so latencies are slower and
+  // noisier than on a core per rank, and the tuned choice fits this oversubscription, not the
+  // cluster.
   if (request.comm_size > options_.cores)
     spdlog::warn(
         "{} {} ranks on {} core(s): the local backend oversubscribes (ranks share cores and "
@@ -196,6 +202,9 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     process_options.timeout_s = request.run_timeout_s;
     process_options.should_stop = [&cancel] { return cancel.cancelled(); };
     process_options.kill_leftovers = true;  // ranks must not outlive their mpirun
+    // Removed when this iteration ends: run_process has killed the launch's whole session then.
+    const OmpiScratch scratch(options_.ompi_temp_base, options_.ompi_shm_base);
+    for (auto& [name, value] : scratch.environment()) process_options.env[name] = value;
 
     result.provenance.start_time = now_seconds();
     auto process = run_process(launch.argv, process_options);

@@ -23,6 +23,11 @@ struct LocalBackendOptions {
   // oversubscribed machine measures its scheduler, not the collective (and 10,000 ranks on a
   // laptop only exhaust it).
   int max_ranks_per_core = 8;
+  // Where each run's Open MPI scratch goes (runner/ompi_scratch.h): a directory of the run's own
+  // under each, removed after the run however it ended. Empty = Open MPI's defaults on Linux (the
+  // system temp folder; /dev/shm).
+  std::filesystem::path ompi_temp_base;
+  std::filesystem::path ompi_shm_base;
 };
 
 class LocalBackend : public Backend {

@@ -12,6 +12,7 @@
 #include "cli/progress.h"
 #include "cli/report_table.h"
 #include "runner/sim_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
@@ -97,9 +98,8 @@ TEST(ReportTable, SaysWhereTheNodeTimeWent) {
 TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   // A campaign of two contexts on the simulated backend; after both are done, jobs of the first
   // context must not be labelled with the last one (the rules stage runs them in that order).
-  const std::string db = testing::TempDir() + "progress-" + std::to_string(::getpid()) + ".db";
-  std::remove(db.c_str());
-  Store store(db);
+  const testing::TempDir dir("colltune-progress");
+  Store store(dir / "store.db");
   SimBackend backend(SimBackendOptions{});
   const CampaignSpec spec = parse_campaign_spec(
       {{"backend", "sim"},
@@ -135,7 +135,6 @@ TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   std::fclose(f);
   EXPECT_NE(text.find("[bcast P=4] verify job verify-"), std::string::npos) << text;
   EXPECT_NE(text.find("[gather P=4] verify job verify-"), std::string::npos) << text;
-  std::remove(db.c_str());
 }
 
 // Plain lines (logs, cron): each starts with an ISO-8601 UTC time; the end of a search says

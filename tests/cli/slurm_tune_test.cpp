@@ -9,6 +9,7 @@
 
 #include "campaign/store.h"
 #include "runner/process.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
@@ -19,10 +20,8 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
   auto ping = run_process({"scontrol", "ping"}, {.timeout_s = 10});
   if (!ping.succeeded() || ping.stdout_text.find("is UP") == std::string::npos)
     GTEST_SKIP() << "no Slurm controller answers `scontrol ping` (slurm/dev-cluster start)";
-  const fs::path dir =
-      fs::temp_directory_path() / ("colltune-slurm-tune-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::TempDir scratch("colltune-slurm-tune");
+  const fs::path& dir = scratch.path();
   const std::string db = (dir / "t.db").string();
   auto r = run_process({COLLTUNE_BINARY,
                         "tune",
@@ -90,7 +89,6 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
       }
     }
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

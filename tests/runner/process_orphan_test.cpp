@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "runner/mpirun_command.h"
+#include "runner/ompi_scratch.h"
 #include "runner/process.h"
 
 namespace colltune {
@@ -59,9 +60,11 @@ std::vector<int> survivors_after(const std::string& marker, double seconds) {
   return left;
 }
 
-// mpirun -np N PROGRAM, with the marker in the environment of mpirun and every rank.
+// mpirun -np N PROGRAM, with the marker in the environment of mpirun and every rank, and Open
+// MPI's scratch files in `scratch` (these launches are killed: Open MPI removes none of them).
 std::vector<std::string> mpirun_argv(int np, const std::vector<std::string>& program,
-                                     const std::string& marker, ProcessOptions& options) {
+                                     const std::string& marker, const OmpiScratch& scratch,
+                                     ProcessOptions& options) {
   MpirunSettings settings;
   settings.np = np;
   settings.oversubscribe = true;
@@ -69,6 +72,7 @@ std::vector<std::string> mpirun_argv(int np, const std::vector<std::string>& pro
   settings.allow_run_as_root = ::geteuid() == 0;
   auto launch = mpirun_launch(settings, {}, {{kMarkerName, marker}}, program);
   options.env = launch.env;
+  for (const auto& [name, value] : scratch.environment()) options.env[name] = value;
   return launch.argv;
 }
 
@@ -88,11 +92,12 @@ TEST(ProcessOrphans, RanksIgnoringSigtermDoNotOutliveAKilledMpirun) {
   // grace is shorter, so mpirun itself is SIGKILLed first and its ranks are orphaned. Before:
   // only mpirun's process group was signalled and 4 ranks ran on for 10 minutes.
   const std::string marker = new_marker();
+  const OmpiScratch scratch(OmpiScratch::default_temp_base(), OmpiScratch::default_shm_base());
   ProcessOptions options;
   options.timeout_s = 4;
   options.kill_grace_s = 0.2;
-  const auto result =
-      run_process(mpirun_argv(4, {"python3", "-c", kIgnoreTerm}, marker, options), options);
+  const auto result = run_process(
+      mpirun_argv(4, {"python3", "-c", kIgnoreTerm}, marker, scratch, options), options);
   EXPECT_TRUE(result.timed_out);
   EXPECT_NE(result.stdout_text.find("ready"), std::string::npos)
       << "ranks never started: " << result.stderr_text;
@@ -106,6 +111,7 @@ TEST(ProcessOrphans, ChildrenEscapingToTheirOwnProcessGroupAreKilledWithTheLaunc
   // Each rank starts a helper in a process group of its own that ignores SIGTERM; mpirun knows
   // nothing of it. On timeout the whole session is killed, helpers included.
   const std::string marker = new_marker();
+  const OmpiScratch scratch(OmpiScratch::default_temp_base(), OmpiScratch::default_shm_base());
   const std::string script =
       "import os, signal, time\n"
       "if os.fork() == 0:\n"
@@ -119,7 +125,7 @@ TEST(ProcessOrphans, ChildrenEscapingToTheirOwnProcessGroupAreKilledWithTheLaunc
   options.timeout_s = 4;
   options.kill_grace_s = 1.0;
   const auto result =
-      run_process(mpirun_argv(2, {"python3", "-c", script}, marker, options), options);
+      run_process(mpirun_argv(2, {"python3", "-c", script}, marker, scratch, options), options);
   EXPECT_TRUE(result.timed_out);
   const auto left = survivors_after(marker, 5.0);
   for (int pid : left) ::kill(pid, SIGKILL);
@@ -128,6 +134,7 @@ TEST(ProcessOrphans, ChildrenEscapingToTheirOwnProcessGroupAreKilledWithTheLaunc
 
 TEST(ProcessOrphans, LeftoversOfALaunchThatEndedByItselfAreKilledWhenAsked) {
   const std::string marker = new_marker();
+  const OmpiScratch scratch(OmpiScratch::default_temp_base(), OmpiScratch::default_shm_base());
   const std::string script =
       "import os, signal, time\n"
       "if os.fork() == 0:\n"
@@ -143,7 +150,7 @@ TEST(ProcessOrphans, LeftoversOfALaunchThatEndedByItselfAreKilledWhenAsked) {
   options.kill_grace_s = 0.5;
   options.kill_leftovers = true;
   const auto result =
-      run_process(mpirun_argv(2, {"python3", "-c", script}, marker, options), options);
+      run_process(mpirun_argv(2, {"python3", "-c", script}, marker, scratch, options), options);
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.exit_code, 0) << result.stderr_text;
   EXPECT_EQ(result.leftovers_killed, 2);

@@ -26,6 +26,7 @@
 #include "runner/backend_factory.h"
 #include "runner/local_backend.h"
 #include "runner/sim_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
@@ -33,16 +34,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() /
-                       ("colltune-final-phase-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 TEST(PairedFinalPhase, SmallSpacesCostNoMoreThanTheSearchAndPicksCarryIntervals) {
-  const fs::path dir = scratch("engine");
+  const testing::TempDir scratch("colltune-final-phase-engine");
+  const fs::path& dir = scratch.path();
   Store store((dir / "c.db").string());
   // Noise-free: the statistics are unit-tested on noisy synthetic data (paired_test_test.cpp);
   // here the engine must turn the simulator's true winners into picks, and nothing else.
@@ -142,7 +136,8 @@ class SlowerWithFileBackend : public Backend {
 };
 
 TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
-  const fs::path dir = scratch("revert");
+  const testing::TempDir scratch("colltune-final-phase-revert");
+  const fs::path& dir = scratch.path();
   Store store((dir / "c.db").string());
   LocalBackendOptions local_options;
   local_options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
@@ -244,7 +239,8 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
 }
 
 TEST(VerificationActs, SimulatedCampaignIsNotDeployable) {
-  const fs::path dir = scratch("sim");
+  const testing::TempDir scratch("colltune-final-phase-sim");
+  const fs::path& dir = scratch.path();
   Store store((dir / "c.db").string());
   SimBackend backend(sim::load_profile("local"), SimBackendOptions{});
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();

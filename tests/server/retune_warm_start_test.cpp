@@ -29,6 +29,7 @@
 #include "optimizer/search_space.h"
 #include "rules/rules_reader.h"
 #include "runner/sim_backend.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
@@ -163,11 +164,9 @@ TEST(RetuneWarmStart, StrategiesStartFromTheWarmPoints) {
 
 // The warm points and prior of a context come from the earlier campaign's matching context.
 TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
-  const fs::path db =
-      fs::temp_directory_path() / ("retune-warm-apply-" + std::to_string(::getpid()) + ".db");
-  fs::remove(db);
+  const testing::TempDir dir("retune-warm-apply");
   {
-    Store store(db.string());
+    Store store(dir / "store.db");
     const CampaignSpec spec = parse_campaign_spec({{"backend", "sim"},
                                                    {"contexts",
                                                     {{{"collective", "bcast"}, {"comm_size", 8}},
@@ -193,7 +192,6 @@ TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
     EXPECT_EQ(apply_warm_start(store, 0, now[0], none), 0u);
     EXPECT_TRUE(none.warm_start_points.empty());
   }
-  fs::remove(db);
 }
 
 // A whole-cluster campaign re-tuned after the cluster changed: `retune` starts the same
@@ -202,11 +200,8 @@ TEST(RetuneWarmStart, ApplyWarmStartReadsTheEarlierCampaign) {
 // new runs than the first campaign, recomputes every prediction (saying which changed), and its
 // file validates and covers every size from 2 ranks to predict_up_to.
 TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCampaign) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("retune-warm-cluster-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  Store store((dir / "store.db").string());
+  const testing::TempDir dir("retune-warm-cluster");
+  Store store(dir / "store.db");
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
   const auto base = sim::load_profile("pise");
   SimBackendOptions sim_options;
@@ -355,7 +350,7 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
   JobExecutor executor(store, after, nullptr);
   RulesStageOptions o;
   o.rules_path = dir / "rules.conf";
-  o.work_dir = dir;
+  o.work_dir = dir.path();
   o.format = "classic";
   CancelFlag cancel;
   const RulesStageResult stage = finish_campaign_rules(store, executor, table, second, o, cancel);
@@ -371,7 +366,6 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
     for (int p = 2; p <= 12; ++p) all.insert(p);
     EXPECT_EQ(covered, all);
   }
-  fs::remove_all(dir);
 }
 
 // A per-context campaign re-tuned warm-started, with the paired final phase (the default): the
@@ -380,10 +374,8 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
 // made") counts the reused runs too, so it still has the pairs to prove the gains a cold
 // campaign proves (without them: one or two pairs per candidate, and no gain proven at all).
 TEST(RetuneWarmStart, APerContextReTuneCanStillProveTheGainsACampaignProves) {
-  const fs::path db =
-      fs::temp_directory_path() / ("retune-warm-paired-" + std::to_string(::getpid()) + ".db");
-  fs::remove(db);
-  Store store(db.string());
+  const testing::TempDir dir("retune-warm-paired");
+  Store store(dir / "store.db");
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
   const auto base = sim::load_profile("pise");
   const auto changed = perturbed(base, 0.8, 1.2);  // network 20 % slower
@@ -428,17 +420,14 @@ TEST(RetuneWarmStart, APerContextReTuneCanStillProveTheGainsACampaignProves) {
   // The warm final phase ran more than its own search's runs: the reused ones count.
   EXPECT_GT(runs(warm, "final"), runs(warm, "search"));
   EXPECT_GE(2 * tuned(warm), tuned(cold));
-  fs::remove(db);
 }
 
 // The warm start saves search: since bo spends at most 20 % of the space cold, the campaign's fixed
 // final phase (finalists + default re-measured) is a large share of both, so the whole campaign
 // only has to be cheaper, while its search must cost at most half.
 TEST(RetuneWarmStart, SameRegretForAtMostHalfTheSearchCostAfterASmallChange) {
-  const fs::path db =
-      fs::temp_directory_path() / ("retune-warm-" + std::to_string(::getpid()) + ".db");
-  fs::remove(db);
-  Store store(db.string());
+  const testing::TempDir dir("retune-warm");
+  Store store(dir / "store.db");
   const auto base = sim::load_profile("pise");
   const auto changed = perturbed(base, 0.8, 1.2);  // network 20 % slower, latency 20 % higher
 
@@ -478,7 +467,6 @@ TEST(RetuneWarmStart, SameRegretForAtMostHalfTheSearchCostAfterASmallChange) {
   EXPECT_LE(warm_regret, cold_regret + 0.01);
   EXPECT_LE(warm_search, 0.5 * cold_search);
   EXPECT_LT(warm_seconds, cold_seconds);
-  fs::remove(db);
 }
 
 }  // namespace

@@ -173,9 +173,10 @@ TEST(SecurityAnonymous, WithTokensConfiguredAnonymousStillOnlyReachesHealth) {
 }
 
 TEST(SecurityAnonymous, ApiDescriptionIsTheStaticDocumentAndHoldsNoSecrets) {
+  const TempDir rules_dir("colltune-security-rules-dir-marker");
   RealDaemon d({{"backends", {{"sim", {{"noise", "none"}}}}},
                 {"tokens", tokens_json()},
-                {"rules_dir", "/tmp/colltune-security-rules-dir-marker"}});
+                {"rules_dir", rules_dir.path().string()}});
   d.start();
   httplib::Client client(d.url());
   auto res = client.Get("/api/openapi.json");
@@ -257,7 +258,8 @@ TEST(SecurityViewer, ReadsEveryReadRouteAndIsRefusedEveryMutation) {
     }
   }
   EXPECT_GE(reads, 18);
-  EXPECT_EQ(refused, 8);  // create, pause, resume, cancel, deploy, rollback, retune, sentinel report
+  EXPECT_EQ(refused,
+            8);  // create, pause, resume, cancel, deploy, rollback, retune, sentinel report
   EXPECT_EQ(store_view(d), before) << "a viewer's call changed the store";
 }
 
@@ -285,9 +287,8 @@ TEST(SecurityAdmin, AdminCreatesCancelsAndDeploysOnlyIntoRulesDir) {
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 400) << name << ": " << res->body;
   }
-  auto res =
-      admin.Post("/api/v1/rules/1/deploy", json{{"name", "site.conf"}, {"force", true}}.dump(),
-                 "application/json");
+  auto res = admin.Post("/api/v1/rules/1/deploy",
+                        json{{"name", "site.conf"}, {"force", true}}.dump(), "application/json");
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body)["deployment"]["target"],

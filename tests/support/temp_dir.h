@@ -1,5 +1,5 @@
-// Test helper: a fresh directory under the system's temporary folder, removed with everything
-// in it when the object goes out of scope.
+// Test helper: a fresh directory under the system's temporary folder (or under `base`), removed
+// with everything in it when the object goes out of scope.
 #pragma once
 
 #include <stdlib.h>
@@ -12,8 +12,9 @@ namespace colltune::testing {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "colltune-test") {
-    std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  explicit TempDir(const std::string& prefix = "colltune-test",
+                   const std::filesystem::path& base = std::filesystem::temp_directory_path()) {
+    std::string pattern = (base / (prefix + "-XXXXXX")).string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }
