@@ -83,19 +83,30 @@ int mpirun_pid(const fs::path& temp) {
   return 0;
 }
 
+// The bundled benchmark on the local backend, with Open MPI's scratch under two folders of the
+// test's own, removed with it.
+struct ScratchedBackend {
+  static LocalBackendOptions options_on(const TempDir& temp, const TempDir& shm) {
+    LocalBackendOptions options;
+    options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
+    options.ompi_temp_base = temp.path();
+    options.ompi_shm_base = shm.path();
+    return options;
+  }
+  TempDir temp{"colltune-scratch-temp"};
+  TempDir shm{"colltune-scratch-shm", shm_base()};
+  LocalBackend backend{options_on(temp, shm)};
+};
+
 enum class Ending { cancelled, mpirun_killed };
 
 // Runs a long benchmark; once Open MPI's files are there (the session's contact file and the
 // ranks' segments: so the test knows the run used its own directories), ends it mid-benchmark
 // as `ending` says, and checks that none of those files is left once run() returned.
 void expect_nothing_left_after(Ending ending) {
-  const TempDir temp("colltune-scratch-temp");
-  const TempDir shm("colltune-scratch-shm", shm_base());
-  LocalBackendOptions options;
-  options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
-  options.ompi_temp_base = temp.path();
-  options.ompi_shm_base = shm.path();
-  LocalBackend backend(options);
+  ScratchedBackend local;
+  const TempDir& temp = local.temp;
+  const TempDir& shm = local.shm;
 
   CancelFlag cancel;
   std::atomic<bool> saw_session{false}, saw_segments{false}, done{false};
@@ -115,7 +126,7 @@ void expect_nothing_left_after(Ending ending) {
       cancel.cancel();
   });
   Results sink;
-  backend.run(long_bcast("scratch"), sink, cancel);
+  local.backend.run(long_bcast("scratch"), sink, cancel);
   done = true;
   watcher.join();
 
@@ -140,23 +151,17 @@ TEST(OmpiScratch, ARunCancelledMidBenchmarkLeavesNoneOfOpenMpisFiles) {
 }
 
 TEST(OmpiScratch, ARunThatEndsByItselfLeavesNothingEither) {
-  const TempDir temp("colltune-scratch-temp");
-  const TempDir shm("colltune-scratch-shm", shm_base());
-  LocalBackendOptions options;
-  options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
-  options.ompi_temp_base = temp.path();
-  options.ompi_shm_base = shm.path();
-  LocalBackend backend(options);
+  ScratchedBackend local;
   BenchmarkRequest request = long_bcast("scratch-ok");
   request.max_size = 64;
   request.iterations = 10;
   Results sink;
   CancelFlag cancel;
-  backend.run(request, sink, cancel);
+  local.backend.run(request, sink, cancel);
   ASSERT_EQ(sink.results.size(), 1u);
   EXPECT_EQ(sink.results[0].outcome, RunOutcome::ok) << sink.results[0].error;
-  EXPECT_TRUE(fs::is_empty(temp.path())) << listing(temp.path());
-  EXPECT_TRUE(fs::is_empty(shm.path())) << listing(shm.path());
+  EXPECT_TRUE(fs::is_empty(local.temp.path())) << listing(local.temp.path());
+  EXPECT_TRUE(fs::is_empty(local.shm.path())) << listing(local.shm.path());
 }
 
 // A daemon killed mid-run leaves its runs' scratch: the next backend made removes the folders
@@ -195,11 +200,7 @@ TEST(OmpiScratch, TheFoldersOfADeadProcessAreSweptAndNoOthers) {
   // A backend made on these bases sweeps the same way (the live one is gone by now too).
   fs::create_directories(dead);
   std::ofstream(dead / "owner") << child << " 12345\n";
-  LocalBackendOptions options;
-  options.osu_dir = COLLTUNE_OSU_BENCH_DIR;
-  options.ompi_temp_base = temp.path();
-  options.ompi_shm_base = shm.path();
-  const LocalBackend backend(options);
+  const LocalBackend backend(ScratchedBackend::options_on(temp, shm));
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(foreign));
 }
