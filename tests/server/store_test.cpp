@@ -47,11 +47,12 @@ TEST_F(StoreTest, RecordsRunsWithMeasurementsAndProvenanceAcrossReopen) {
   std::int64_t job_id = 0, context_id = 0;
   {
     Store store(path_);
-    auto campaign = store.create_campaign("c", {{"backend", "local"}}, "queued");
+    auto campaign = store.create_campaign("c", {{"backend", "local"}}, CampaignState::queued);
     context_id = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-    job_id = store.create_job(campaign, context_id, "tag-1", "local", "search", {{"x", 1}});
-    EXPECT_EQ(store.job(job_id)->state, "submitting");
-    EXPECT_TRUE(store.record_run(job_id, context_id, "search", make_run(0, 0)));
+    job_id =
+        store.create_job(campaign, context_id, "tag-1", "local", JobPurpose::search, {{"x", 1}});
+    EXPECT_EQ(store.job(job_id)->state, JobState::submitting);
+    EXPECT_TRUE(store.record_run(job_id, context_id, JobPurpose::search, make_run(0, 0)));
   }
   Store reopened(path_);
   auto runs = reopened.runs_of_context(context_id);
@@ -67,31 +68,32 @@ TEST_F(StoreTest, RecordsRunsWithMeasurementsAndProvenanceAcrossReopen) {
 
 TEST_F(StoreTest, RecordingTheSameRunTwiceStoresItOnce) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::gather, 4, 1, 0);
-  auto job = store.create_job(campaign, ctx, "tag", "local", "search", {});
-  EXPECT_TRUE(store.record_run(job, ctx, "search", make_run(1, 0)));
-  EXPECT_FALSE(store.record_run(job, ctx, "search", make_run(1, 0)));
-  EXPECT_TRUE(store.record_run(job, ctx, "search", make_run(1, 1)));
+  auto job = store.create_job(campaign, ctx, "tag", "local", JobPurpose::search, {});
+  EXPECT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 0)));
+  EXPECT_FALSE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 0)));
+  EXPECT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 1)));
   EXPECT_EQ(store.runs_of_job(job).size(), 2u);
   EXPECT_EQ(store.count_measurements(campaign), 4);
 }
 
 TEST_F(StoreTest, JobTagsAreUnique) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-  store.create_job(campaign, ctx, "same", "local", "search", {});
-  EXPECT_THROW(store.create_job(campaign, ctx, "same", "local", "search", {}), sql::Error);
+  store.create_job(campaign, ctx, "same", "local", JobPurpose::search, {});
+  EXPECT_THROW(store.create_job(campaign, ctx, "same", "local", JobPurpose::search, {}),
+               sql::Error);
 }
 
 TEST_F(StoreTest, CompleteJobSavesStateAtomically) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-  auto job = store.create_job(campaign, ctx, "t", "local", "search", {});
-  store.complete_job(job, "done", ctx, {{"next", 8}});
-  EXPECT_EQ(store.job(job)->state, "done");
+  auto job = store.create_job(campaign, ctx, "t", "local", JobPurpose::search, {});
+  store.complete_job(job, JobState::done, ctx, {{"next", 8}});
+  EXPECT_EQ(store.job(job)->state, JobState::done);
   EXPECT_EQ(store.context(ctx)->optimizer_state.at("next"), 8);
   EXPECT_TRUE(store.unfinished_jobs().empty());
 }
@@ -146,7 +148,7 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
   std::int64_t last_retune = 0;
   {
     Store store(path_);
-    const auto c = store.create_campaign("c", {}, "done");
+    const auto c = store.create_campaign("c", {}, CampaignState::done);
     for (int i = 0; i < 50; ++i) {
       store.add_event(c, "run", {{"n", i}});
       if (i == 10) last_retune = store.add_event(std::nullopt, "retune_started", {{"n", i}});
@@ -159,8 +161,8 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr,
-                           nullptr, nullptr),
+    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr, nullptr,
+                           nullptr),
               SQLITE_OK);
     sqlite3_close(db);
   }
@@ -182,13 +184,13 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
 
 TEST_F(StoreTest, ListsCampaignsNewestFirstWithStateFilterAndEvents) {
   Store store(path_);
-  auto a = store.create_campaign("a", {}, "done");
-  auto b = store.create_campaign("b", {}, "running");
+  auto a = store.create_campaign("a", {}, CampaignState::done);
+  auto b = store.create_campaign("b", {}, CampaignState::running);
   auto list = store.campaigns();
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].id, b);
-  EXPECT_EQ(store.campaigns("done").at(0).id, a);
-  EXPECT_EQ(store.count_campaigns("running"), 1);
+  EXPECT_EQ(store.campaigns(CampaignState::done).at(0).id, a);
+  EXPECT_EQ(store.count_campaigns(CampaignState::running), 1);
   auto e1 = store.add_event(a, "run", {{"n", 1}});
   store.add_event(b, "run", {{"n", 2}});
   auto after = store.events_after(e1);
@@ -245,7 +247,7 @@ TEST_F(StoreTest, DamagedStoreIsRefusedAtOpen) {
     Store store(path_);
     for (int i = 0; i < 200; ++i)
       store.create_campaign("campaign " + std::to_string(i), {{"pad", std::string(300, 'x')}},
-                            "done");
+                            CampaignState::done);
   }
   ASSERT_FALSE(std::filesystem::exists(path_ + "-wal") &&
                std::filesystem::file_size(path_ + "-wal"));
