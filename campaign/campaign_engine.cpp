@@ -40,8 +40,8 @@ std::int64_t CampaignEngine::create_campaign(Store& store, const CampaignSpec& s
   std::vector<Store::NewContext> contexts;
   for (const auto& c : spec.contexts)
     contexts.push_back({c.collective, c.comm_size, c.nodes, c.ppn});
-  return store.create_campaign_with_contexts(spec.name, to_json(spec),
-                                             to_string(CampaignState::queued), contexts);
+  return store.create_campaign_with_contexts(spec.name, to_json(spec), CampaignState::queued,
+                                             contexts);
 }
 
 void CampaignEngine::check_admissible(Store& store, Backend& backend, const CampaignSpec& spec) {
@@ -94,7 +94,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CancelFlag& ca
     spec = parse_campaign_spec(campaign->spec);
   } catch (const std::exception& e) {
     error_ = std::string("invalid campaign spec: ") + e.what();
-    store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+    store_.set_campaign_state(campaign_id, CampaignState::failed, error_);
     return EngineOutcome::failed;
   }
   return run(campaign_id, spec, cancel);
@@ -109,20 +109,20 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
   }
   // Fail in seconds when a context cannot run at all (missing benchmark binary, ...).
   for (const auto& context : store_.contexts(campaign_id)) {
-    if (parse_context_state(context.state) == ContextState::done) continue;
+    if (context.state == ContextState::done) continue;
     const BenchmarkRequest probe = context_request(context, spec, "preflight");
     std::string reason = backend_.admit(probe);
     if (reason.empty()) reason = backend_.preflight(probe);
     if (!reason.empty()) {
       error_ = std::string(name(context.collective)) + " P=" + std::to_string(context.comm_size) +
                ": " + reason;
-      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      store_.set_campaign_state(campaign_id, CampaignState::failed, error_);
       emit(campaign_id, "campaign_state",
            {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return EngineOutcome::failed;
     }
   }
-  store_.set_campaign_state(campaign_id, to_string(CampaignState::running));
+  store_.set_campaign_state(campaign_id, CampaignState::running);
   emit(campaign_id, "campaign_state", {{"state", to_string(CampaignState::running)}}, true);
 
   if (spec.cluster.enabled) {
@@ -141,7 +141,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
       }
       if (outcome == EngineOutcome::interrupted) return outcome;
       if (outcome == EngineOutcome::failed) {
-        store_.set_campaign_state(campaign_id, "failed", error_);
+        store_.set_campaign_state(campaign_id, CampaignState::failed, error_);
         emit(campaign_id, "campaign_state", {{"state", "failed"}, {"error", error_}}, true);
         return outcome;
       }
@@ -151,7 +151,7 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
   for (const auto& context : store_.contexts(campaign_id)) {
     // A context that failed before (e.g. the database was locked too long) is retried when
     // its campaign is resumed: it continues from what the store holds.
-    if (parse_context_state(context.state) == ContextState::done) continue;
+    if (context.state == ContextState::done) continue;
     EngineOutcome outcome;
     try {
       outcome = run_context(*campaign, spec, context, cancel);
@@ -167,8 +167,8 @@ EngineOutcome CampaignEngine::run(std::int64_t campaign_id, const CampaignSpec& 
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
     if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(context.id, to_string(ContextState::failed));
-      store_.set_campaign_state(campaign_id, to_string(CampaignState::failed), error_);
+      store_.set_context_state(context.id, ContextState::failed);
+      store_.set_campaign_state(campaign_id, CampaignState::failed, error_);
       emit(campaign_id, "campaign_state",
            {{"state", to_string(CampaignState::failed)}, {"error", error_}}, true);
       return outcome;
@@ -212,17 +212,23 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     r.order_seed = order_seed;
     return r;
   };
+  // Records a final-phase job, executes it and marks it done; false when interrupted.
+  auto run_final_job = [&](const std::string& tag, const BenchmarkRequest& request) {
+    const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
+                                          JobPurpose::final, nlohmann::json(request));
+    if (!execute_job(*store_.job(job_id), cancel)) return false;
+    store_.complete_job(job_id, JobState::done, context.id, nullptr);
+    return true;
+  };
 
   // Finish the final jobs left unfinished by an interruption (the search loop resumes the
   // search jobs of its own searcher; a searched context's were finished by its search).
   for (const auto& job : store_.jobs(campaign.id)) {
     if (job.context_id != context.id) continue;
-    if (const auto state = parse_job_state(job.state);
-        state != JobState::submitting && state != JobState::running)
-      continue;
-    if (parse_job_purpose(job.purpose) == JobPurpose::search && !searched) continue;
+    if (!is_unfinished(job.state)) continue;
+    if (job.purpose == JobPurpose::search && !searched) continue;
     if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-    store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+    store_.complete_job(job.id, JobState::done, context.id, nullptr);
   }
 
   std::size_t job_number = 0;
@@ -237,15 +243,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   // A context whose final phase started does not search again (resume).
   bool final_started = false, final_done = false;
   for (const auto& job : store_.jobs(campaign.id)) {
-    if (job.context_id != context.id || parse_job_purpose(job.purpose) != JobPurpose::final)
-      continue;
+    if (job.context_id != context.id || job.purpose != JobPurpose::final) continue;
     final_started = true;
-    final_done = final_done || parse_job_state(job.state) == JobState::done;
+    final_done = final_done || job.state == JobState::done;
   }
   const bool paired = spec.final_method == "paired";
 
   if (!final_started) {
-    store_.set_context_state(context.id, to_string(ContextState::searching));
+    store_.set_context_state(context.id, ContextState::searching);
     // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
     // store (with the strategy's state) before it runs on the backend (campaign/search_jobs.h).
     StrategySearch searcher(*strategy, context.id);
@@ -275,7 +280,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           {"reason", reason}},
          true);
   }
-  store_.set_context_state(context.id, to_string(ContextState::finalizing));
+  store_.set_context_state(context.id, ContextState::finalizing);
 
   nlohmann::json picks = nlohmann::json::array();
   if (paired) {
@@ -286,7 +291,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // finalists, so the final phase never measures more configurations than the median
     // method's did.
     SearchLatencies search_latency;
-    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::search))) {
+    for (const auto& run : store_.runs_of_context(context.id, JobPurpose::search)) {
       if (run.outcome != RunOutcome::ok) continue;
       for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
     }
@@ -305,16 +310,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         search_default_us[size] = choice.default_us;
     }
     // A comm size a whole-cluster search never ran (nor knew from a warm start).
-    const bool never_run =
-        searched && strategy->reused_runs() == 0 &&
-        store_.runs_of_context(context.id, to_string(JobPurpose::search)).empty();
+    const bool never_run = searched && strategy->reused_runs() == 0 &&
+                           store_.runs_of_context(context.id, JobPurpose::search).empty();
     const std::map<std::int64_t, TuningConfig> nominated = final_nominees(
         recommended, strategy->finalists(spec.final_candidates), search_latency, space);
     // The runs the search knew: those it made here and those a warm start gave it as data
     // (without them a warm re-tune's short search left one pair per candidate: nothing proven).
     int search_runs = strategy->reused_runs();
     for (const auto& job : store_.jobs(campaign.id))
-      if (job.context_id == context.id && parse_job_purpose(job.purpose) == JobPurpose::search)
+      if (job.context_id == context.id && job.purpose == JobPurpose::search)
         search_runs += static_cast<int>(store_.runs_of_job(job.id).size());
     // The cap: never more runs than the search knew, nor than the earlier final phase made
     // (final_repeats runs of the default and of each finalist); the looks that fit in it share
@@ -331,7 +335,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 
     auto evaluate = [&] {
       const PairedFinalData data = paired_final_data(
-          store_.runs_of_context(context.id, to_string(JobPurpose::final)), options.msg_sizes);
+          store_.runs_of_context(context.id, JobPurpose::final), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
     for (;;) {
@@ -353,11 +357,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           request.min_size = span->first;
           request.max_size = span->second;
         }
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
-                                            to_string(JobPurpose::final), nlohmann::json(request));
-      auto job = *store_.job(job_id);
-      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+      if (!run_final_job(tag, request)) return EngineOutcome::interrupted;
     }
     auto [data, intervals] = evaluate();
     for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
@@ -388,17 +388,13 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const std::string tag = job_tag(campaign.id, context.id, "final", ++job_number);
       auto request = make_request(tag, {finalists.begin(), finalists.end()}, spec.final_repeats,
                                   options.seed + job_number);
-      const auto job_id = store_.create_job(campaign.id, context.id, tag, backend_.name(),
-                                            to_string(JobPurpose::final), nlohmann::json(request));
-      auto job = *store_.job(job_id);
-      if (!execute_job(job, cancel)) return EngineOutcome::interrupted;
-      store_.complete_job(job.id, to_string(JobState::done), context.id, nullptr);
+      if (!run_final_job(tag, request)) return EngineOutcome::interrupted;
     }
     // Picks per size from the final runs only (same conditions, interleaved order).
     std::map<std::int64_t, std::map<TuningConfig, std::vector<double>>> samples;
     // Rows of a run whose output could not be parsed are not trusted; a run that crashed or
     // timed out keeps the sizes it finished (complete lines OSU printed before the failure).
-    for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
+    for (const auto& run : store_.runs_of_context(context.id, JobPurpose::final)) {
       if (run.outcome == RunOutcome::parse_error) continue;
       for (const auto& row : run.rows) samples[row.size][run.config].push_back(row.avg_us);
     }
@@ -422,7 +418,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   std::size_t ok_runs = 0;
   std::size_t failed_runs = 0;
   std::string last_error;
-  for (const auto& run : store_.runs_of_context(context.id, to_string(JobPurpose::final))) {
+  for (const auto& run : store_.runs_of_context(context.id, JobPurpose::final)) {
     if (is_failed_outcome(run.outcome)) {
       ++failed_runs;
       if (!run.error.empty()) last_error = std::string(to_string(run.outcome)) + ": " + run.error;
@@ -465,7 +461,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   result.strategy = strategy->name();
   result.failed_sizes = failed_sizes;
   store_.save_context_result(context.id, result);
-  store_.set_context_state(context.id, to_string(ContextState::done));
+  store_.set_context_state(context.id, ContextState::done);
   emit(campaign.id, "context_done",
        {{"context_id", context.id}, {"picks", picks.size()}, {"failed_sizes", failed_sizes.size()}},
        true);

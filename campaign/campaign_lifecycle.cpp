@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "optimizer/strategy.h"
 #include "campaign/retune.h"
+#include "optimizer/strategy.h"
 
 namespace colltune {
 
@@ -40,7 +40,7 @@ std::int64_t create_admitted_campaign(Store& store, Backend& backend, const Camp
 
 void fail_campaign(Store& store, EventSink& events, std::int64_t campaign_id,
                    const std::string& error) {
-  store.set_campaign_state(campaign_id, to_string(CampaignState::failed), error);
+  store.set_campaign_state(campaign_id, CampaignState::failed, error);
   events.durable(campaign_id, "campaign_state",
                  {{"campaign_id", campaign_id},
                   {"state", to_string(CampaignState::failed)},
@@ -49,9 +49,8 @@ void fail_campaign(Store& store, EventSink& events, std::int64_t campaign_id,
 
 void cancel_unfinished_jobs(Store& store, EventSink& events, std::int64_t campaign_id) {
   for (const auto& job : store.jobs(campaign_id))
-    if (const auto state = parse_job_state(job.state);
-        state == JobState::submitting || state == JobState::running) {
-      store.set_job_state(job.id, to_string(JobState::cancelled));
+    if (is_unfinished(job.state)) {
+      store.set_job_state(job.id, JobState::cancelled);
       events.durable(campaign_id, "job_state",
                      {{"campaign_id", campaign_id},
                       {"job_id", job.id},
@@ -66,11 +65,11 @@ CampaignState settle_interrupted(Store& store, EventSink& events, std::int64_t i
   switch (action) {
     case InterruptAction::pause:
       state = CampaignState::paused;
-      store.set_campaign_state(id, to_string(state), pause_reason);
+      store.set_campaign_state(id, state, pause_reason);
       break;
     case InterruptAction::cancel:
       state = CampaignState::cancelled;
-      store.set_campaign_state(id, to_string(state));
+      store.set_campaign_state(id, state);
       cancel_unfinished_jobs(store, events, id);
       break;
     case InterruptAction::keep_running:
@@ -117,7 +116,7 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
     spec = parse_campaign_spec(campaign->spec);
   } catch (const std::exception& e) {
     result.error = std::string("invalid campaign spec: ") + e.what();
-    store.set_campaign_state(campaign_id, to_string(CampaignState::failed), result.error);
+    store.set_campaign_state(campaign_id, CampaignState::failed, result.error);
     result.state = CampaignState::failed;
     return result;
   }
@@ -170,7 +169,7 @@ CampaignRunResult run_campaign(Store& store, Backend& backend, std::int64_t camp
   result.end = rules.error.empty() ? CampaignRunResult::End::done : CampaignRunResult::End::failed;
   result.error = rules.error;
   result.in_rules_stage = true;
-  store.set_campaign_state(campaign_id, to_string(result.state), rules.error);
+  store.set_campaign_state(campaign_id, result.state, rules.error);
   nlohmann::json payload = {{"campaign_id", campaign_id}, {"state", to_string(result.state)}};
   if (!rules.error.empty()) payload["error"] = rules.error;
   events.durable(campaign_id, "campaign_state", payload);

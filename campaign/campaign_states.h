@@ -1,7 +1,9 @@
-// The states of a campaign, a context and a job, and the purposes of a job, as enums. The store
-// keeps them as the strings below (the database's format: these strings never change, so that
-// every existing database still opens and reads the same); code converts at that edge with
-// to_string and the parse_* functions and compares enums everywhere else.
+// The states of a campaign, a context and a job, and the purposes of a job, as enums. Code
+// holds and compares the enums everywhere, the store's records and parameters included. The
+// strings below are their text at the edges: the database's format (only the store converts,
+// campaign/store.cpp: these strings never change, so that every existing database still opens
+// and reads the same, and a stored string that names none is an error), and the JSON of the
+// HTTP API, the CLI and the reports (to_string; parse_* reads a filter or an API answer).
 #pragma once
 
 #include <optional>
@@ -41,6 +43,11 @@ std::optional<JobPurpose> parse_job_purpose(std::string_view text);
 // A campaign in one of these states has ended (no worker will run it again by itself).
 inline bool is_final(CampaignState state) {
   return state == CampaignState::done || state == CampaignState::cancelled;
+}
+
+// A job not finished: recorded (submitting) or on its backend (running).
+inline bool is_unfinished(JobState state) {
+  return state == JobState::submitting || state == JobState::running;
 }
 
 }  // namespace colltune

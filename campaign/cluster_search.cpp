@@ -223,16 +223,15 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     if (std::none_of(group.begin(), group.end(),
                      [&](const ContextRecord& c) { return c.id == job.context_id; }))
       continue;
-    const auto purpose = parse_job_purpose(job.purpose);
-    final_started |= purpose == JobPurpose::final;
-    search_jobs += purpose == JobPurpose::search;
+    final_started |= job.purpose == JobPurpose::final;
+    search_jobs += job.purpose == JobPurpose::search;
   }
   auto over_time_budget = [&] {
     return spec.stop.max_benchmark_seconds > 0 &&
            campaign_benchmark_seconds(store_, campaign.id) >= spec.stop.max_benchmark_seconds;
   };
   const bool all_done = std::all_of(group.begin(), group.end(), [](const ContextRecord& c) {
-    return parse_context_state(c.state) == ContextState::done;
+    return c.state == ContextState::done;
   });
   if (!final_started && !all_done) {
     emit(campaign.id, "context_started",
@@ -254,7 +253,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
            }()},
           {"planned", options.budget}},
          true);
-    for (const auto& c : group) store_.set_context_state(c.id, to_string(ContextState::searching));
+    for (const auto& c : group) store_.set_context_state(c.id, ContextState::searching);
     std::map<int, std::int64_t> contexts;
     for (const auto& c : group) contexts[c.comm_size] = c.id;
     ClusterSearch searcher(*strategy, contexts);
@@ -270,10 +269,10 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
 
   // The final phase of every measured size, as for a context of its own.
   for (const auto& c : group) {
-    if (parse_context_state(c.state) == ContextState::done) continue;
+    if (c.state == ContextState::done) continue;
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
-      if (job.context_id == c.id && parse_job_purpose(job.purpose) == JobPurpose::search)
+      if (job.context_id == c.id && job.purpose == JobPurpose::search)
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
     ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
     EngineOutcome outcome;
@@ -286,7 +285,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     }
     if (outcome == EngineOutcome::interrupted) return outcome;
     if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(c.id, to_string(ContextState::failed));
+      store_.set_context_state(c.id, ContextState::failed);
       return outcome;
     }
   }
@@ -309,7 +308,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   std::map<int, std::map<std::int64_t, TuningConfig>> final_pick;
   for (const auto& c : stored) {
     if (c.collective != collective) continue;
-    for (const auto& run : store_.runs_of_context(c.id, to_string(JobPurpose::final)))
+    for (const auto& run : store_.runs_of_context(c.id, JobPurpose::final))
       strategy->observe(c.comm_size, evaluation_of(run));
     if (c.result.is_object())
       for (const auto& pick : c.result.value("picks", nlohmann::json::array()))

@@ -51,7 +51,7 @@ bool is_failed_outcome(RunOutcome o) {
 }
 
 std::int64_t JobExecutor::submit(std::int64_t campaign_id, std::int64_t context_id,
-                                 const std::string& purpose, const BenchmarkRequest& request,
+                                 JobPurpose purpose, const BenchmarkRequest& request,
                                  const CancelFlag& cancel, bool& completed) {
   const auto job_id = store_.create_job(campaign_id, context_id, request.tag, backend_.name(),
                                         purpose, nlohmann::json(request));
@@ -90,9 +90,12 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
   };
   // The context the job measures, named in the event: the rules stage runs jobs of every
   // context after the last one started, and a progress line must say which one it is.
-  nlohmann::json started = {
-      {"job_id", job.id},       {"tag", job.tag}, {"context_id", job.context_id},
-      {"purpose", job.purpose}, {"runs", total},  {"already_recorded", done}};
+  nlohmann::json started = {{"job_id", job.id},
+                            {"tag", job.tag},
+                            {"context_id", job.context_id},
+                            {"purpose", to_string(job.purpose)},
+                            {"runs", total},
+                            {"already_recorded", done}};
   if (auto context = store_.context(job.context_id)) {
     started["collective"] = std::string(name(context->collective));
     started["comm_size"] = context->comm_size;
@@ -105,7 +108,7 @@ bool JobExecutor::execute(const JobRecord& job, const CancelFlag& cancel) {
         emit("run",
              {{"job_id", job.id},
               {"context_id", job.context_id},
-              {"purpose", job.purpose},
+              {"purpose", to_string(job.purpose)},
               {"config", r.config},
               {"repeat", r.repeat},
               {"outcome", to_string(r.outcome)},

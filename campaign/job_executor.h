@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "campaign/event_sink.h"
 #include "campaign/store.h"
 #include "runner/backend.h"
-#include "campaign/event_sink.h"
 
 namespace colltune {
 
@@ -26,7 +26,7 @@ class JobExecutor {
 
   // Creates a job record (committed as "submitting" before anything runs) and executes it.
   // Returns the job id; `completed` tells whether every run was made (false when cancelled).
-  std::int64_t submit(std::int64_t campaign_id, std::int64_t context_id, const std::string& purpose,
+  std::int64_t submit(std::int64_t campaign_id, std::int64_t context_id, JobPurpose purpose,
                       const BenchmarkRequest& request, const CancelFlag& cancel, bool& completed);
 
   // Executes the runs of `job` not recorded yet. Returns false when interrupted by `cancel`.

@@ -50,8 +50,7 @@ nlohmann::json cost_part_json(const ReportCostPart& p) {
           {"node_seconds", p.node_seconds}};
 }
 
-bool ended(const std::string& text) {
-  const auto state = parse_campaign_state(text);
+bool ended(CampaignState state) {
   return state == CampaignState::done || state == CampaignState::failed ||
          state == CampaignState::cancelled;
 }
@@ -123,10 +122,9 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
     for (const auto& job : store.jobs(campaign_id)) {
       if (job.context_id != ctx.id || newest.empty() || job.tag.find(newest) == std::string::npos)
         continue;
-      const auto purpose = parse_job_purpose(job.purpose);
-      auto* target = purpose == JobPurpose::remeasure_tuned     ? &tuned
-                     : purpose == JobPurpose::remeasure_default ? &fixed
-                                                                : nullptr;
+      auto* target = job.purpose == JobPurpose::remeasure_tuned     ? &tuned
+                     : job.purpose == JobPurpose::remeasure_default ? &fixed
+                                                                    : nullptr;
       if (!target) continue;
       for (const auto& run : store.runs_of_job(job.id)) {
         if (run.outcome != RunOutcome::ok) continue;
@@ -138,9 +136,8 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
     // re-measure runs load the file and say "default" for what the file chose: left out.
     std::map<std::pair<TuningConfig, std::int64_t>, std::vector<double>> measured;
     for (const auto& run : store.runs_of_context(ctx.id)) {
-      const auto purpose = parse_job_purpose(run.purpose);
       if (run.outcome != RunOutcome::ok ||
-          (purpose != JobPurpose::search && purpose != JobPurpose::final))
+          (run.purpose != JobPurpose::search && run.purpose != JobPurpose::final))
         continue;
       for (const auto& row : run.rows) measured[{run.config, row.size}].push_back(row.avg_us);
     }
@@ -272,7 +269,7 @@ nlohmann::json CampaignReport::to_json() const {
                              {"comm_size", c.comm_size},
                              {"nodes", c.nodes},
                              {"ppn", c.ppn},
-                             {"state", c.state},
+                             {"state", to_string(c.state)},
                              {"evaluations", c.evaluations},
                              {"space", c.space},
                              {"failed_sizes", c.failed_sizes}});
@@ -330,7 +327,7 @@ nlohmann::json CampaignReport::to_json() const {
           {"campaign",
            {{"id", campaign.id},
             {"name", campaign.name},
-            {"state", campaign.state},
+            {"state", to_string(campaign.state)},
             {"spec", campaign.spec},
             {"error", campaign.error}}},
           {"contexts", contexts_json},
@@ -342,7 +339,7 @@ nlohmann::json CampaignReport::to_json() const {
              nlohmann::json out = cost_part_json(cost);
              out["by_purpose"] = nlohmann::json::object();
              for (const auto& [purpose, part] : cost.by_purpose)
-               out["by_purpose"][purpose] = cost_part_json(part);
+               out["by_purpose"][to_string(purpose)] = cost_part_json(part);
              return out;
            }()}};
 }

@@ -37,7 +37,7 @@ struct ReportHeader {
 struct ReportCampaign {
   std::int64_t id = 0;
   std::string name;
-  std::string state;
+  CampaignState state = CampaignState::queued;
   nlohmann::json spec;  // the campaign spec as stored (docs: the campaign spec)
   std::string error;
 };
@@ -48,7 +48,7 @@ struct ReportContext {
   int comm_size = 0;
   int nodes = 1;
   int ppn = 0;
-  std::string state;
+  ContextState state = ContextState::pending;
   int evaluations = 0;
   int space = 0;
   nlohmann::json failed_sizes = nlohmann::json::array();  // [{msg_size, reason}]
@@ -111,7 +111,7 @@ struct ReportCost : ReportCostPart {
   // The same per job purpose (search, final, verify, remeasure-tuned, remeasure-default): what
   // the search spent (what a budget limits) apart from the final phase's paired tests and the
   // rules stage's checks.
-  std::map<std::string, ReportCostPart> by_purpose;
+  std::map<JobPurpose, ReportCostPart> by_purpose;
 };
 
 struct CampaignReport {

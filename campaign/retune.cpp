@@ -101,7 +101,7 @@ json RetuneDecision::to_json() const {
                                            : json(nullptr)},
           {"campaign", campaign ? json{{"id", campaign->id},
                                        {"name", campaign->name},
-                                       {"state", campaign->state},
+                                       {"state", to_string(campaign->state)},
                                        {"spec", campaign->spec}}
                                 : json(nullptr)}};
 }
@@ -193,7 +193,7 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
   // rules under the current conditions: they wait for a deploy, not for another campaign.
   if (!options.force && !(options.max_age_days > 0 && d.age_days > options.max_age_days) &&
       d.current_fingerprint.is_object())
-    for (const auto& c : store.campaigns("done", 1000, 0)) {
+    for (const auto& c : store.campaigns(CampaignState::done, 1000, 0)) {
       if (!c.spec.is_object() || c.spec.value("warm_start_from", std::int64_t{0}) != d.source->id)
         continue;
       for (const auto& r : store.rules_versions(c.id)) {
@@ -211,13 +211,14 @@ RetuneDecision retune(Store& store, const RetuneOptions& options,
     }
 
   // A re-tuning campaign of the same source still queued, running or paused: not another one.
-  for (const char* state : {"queued", "running", "paused"})
+  for (const CampaignState state :
+       {CampaignState::queued, CampaignState::running, CampaignState::paused})
     for (const auto& c : store.campaigns(state, 1000, 0))
       if (c.spec.is_object() && c.spec.value("warm_start_from", std::int64_t{0}) == d.source->id) {
         d.action = "running";
         d.campaign = c;
         d.message = "re-tuning campaign " + std::to_string(c.id) + " of campaign " +
-                    std::to_string(d.source->id) + " is already " + c.state;
+                    std::to_string(d.source->id) + " is already " + to_string(c.state);
         return d;
       }
 

@@ -60,7 +60,7 @@ ClusterWarmStart cluster_warm_start(Store& store, std::int64_t from_campaign_id,
     for (const auto& c : earlier_picks(*match)) points.push_back(c);
     if (!with_runs) continue;
     auto& prior = warm.prior[context.comm_size];
-    for (const auto& run : store.runs_of_context(match->id, to_string(JobPurpose::search)))
+    for (const auto& run : store.runs_of_context(match->id, JobPurpose::search))
       prior.push_back(evaluation_of(run));
   }
   return warm;

@@ -140,7 +140,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   }
   const CampaignSpec spec = options.spec ? *options.spec : parse_campaign_spec(campaign->spec);
   for (const auto& ctx : store.contexts(campaign_id))
-    if (parse_context_state(ctx.state) != ContextState::done || !ctx.result.is_object()) {
+    if (ctx.state != ContextState::done || !ctx.result.is_object()) {
       result.error = "context " + std::string(name(ctx.collective)) +
                      " P=" + std::to_string(ctx.comm_size) + " is not done";
       return result;
@@ -162,19 +162,19 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
   result.format = std::string(to_string(format));
 
   // Runs a job by its deterministic tag unless it already completed (resume).
-  auto run_job = [&](const ContextRecord& ctx, const std::string& purpose,
+  auto run_job = [&](const ContextRecord& ctx, JobPurpose purpose,
                      const BenchmarkRequest& request) -> std::optional<std::int64_t> {
     if (auto existing = store.job_by_tag(request.tag)) {
-      if (parse_job_state(existing->state) != JobState::done) {
+      if (existing->state != JobState::done) {
         if (!executor.execute(*existing, cancel)) return std::nullopt;
-        store.set_job_state(existing->id, to_string(JobState::done));
+        store.set_job_state(existing->id, JobState::done);
       }
       return existing->id;
     }
     bool completed = false;
     const auto id = executor.submit(campaign_id, ctx.id, purpose, request, cancel, completed);
     if (!completed) return std::nullopt;
-    store.set_job_state(id, "done");
+    store.set_job_state(id, JobState::done);
     return id;
   };
 
@@ -301,7 +301,7 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
                                ctx.collective, ctx.comm_size, ctx.nodes, ctx.ppn, spec.min_size,
                                spec.max_size, options.verify_iterations, rules_abs, trace_dir);
       request.run_timeout_s = spec.run_timeout_s;
-      auto job_id = run_job(ctx, "verify", request);
+      auto job_id = run_job(ctx, JobPurpose::verify, request);
       if (!job_id) {
         result.interrupted = true;
         return result;
@@ -340,10 +340,12 @@ RulesStageResult finish_campaign_rules(Store& store, JobExecutor& executor,
           std::map<std::size_t, double> by_size[2];
           for (int k = 0; k < 2; ++k) {
             const bool tuned = (k == 0) == (round % 2 == 0);
-            const std::string what = tuned ? "remeasure-tuned" : "remeasure-default";
-            auto r = context_request(
-                ctx, spec,
-                tag_for(campaign_id, ctx.id, version_tag + what + std::to_string(round + 1)));
+            const JobPurpose what =
+                tuned ? JobPurpose::remeasure_tuned : JobPurpose::remeasure_default;
+            auto r =
+                context_request(ctx, spec,
+                                tag_for(campaign_id, ctx.id,
+                                        version_tag + to_string(what) + std::to_string(round + 1)));
             if (tuned) r.extra_mca = {{"coll_tuned_dynamic_rules_filename", rules_abs.string()}};
             auto id = run_job(ctx, what, r);
             if (!id) {

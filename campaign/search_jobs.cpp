@@ -28,11 +28,8 @@ std::optional<std::vector<Measurement>> SearchJobRunner::resume() {
   current_.clear();
   resumed_ = true;
   for (const auto& job : store_.jobs(setup_.campaign_id)) {
-    if (!by_id_.count(job.context_id) || parse_job_purpose(job.purpose) != JobPurpose::search)
-      continue;
-    if (const auto state = parse_job_state(job.state);
-        state == JobState::submitting || state == JobState::running)
-      current_.push_back(job);
+    if (!by_id_.count(job.context_id) || job.purpose != JobPurpose::search) continue;
+    if (is_unfinished(job.state)) current_.push_back(job);
   }
   return execute_current();
 }
@@ -65,9 +62,9 @@ std::optional<std::vector<Measurement>> SearchJobRunner::run(const SearchBatch& 
     // context holding it, else right after it: never before every job of the batch exists.
     const bool last = i + 1 == per_context.size();
     const bool with_state = last && context_id == setup_.state_context;
-    const auto job_id = store_.create_job(setup_.campaign_id, context_id, tag, setup_.backend,
-                                          to_string(JobPurpose::search), nlohmann::json(request),
-                                          with_state ? state : nlohmann::json(nullptr));
+    const auto job_id =
+        store_.create_job(setup_.campaign_id, context_id, tag, setup_.backend, JobPurpose::search,
+                          nlohmann::json(request), with_state ? state : nlohmann::json(nullptr));
     if (last && !with_state) store_.save_optimizer_state(setup_.state_context, state);
     current_.push_back(*store_.job(job_id));
   }
@@ -87,7 +84,7 @@ std::optional<std::vector<Measurement>> SearchJobRunner::execute_current() {
 void SearchJobRunner::batch_done(const SearchBatch&) {
   const nlohmann::json state = searcher_.state();
   for (const auto& job : current_) {
-    store_.complete_job(job.id, to_string(JobState::done), setup_.state_context, state);
+    store_.complete_job(job.id, JobState::done, setup_.state_context, state);
     if (!resumed_) emit_("job_done", {{"job_id", job.id}, {"context_id", job.context_id}});
   }
   current_.clear();

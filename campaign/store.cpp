@@ -102,16 +102,34 @@ constexpr const char* kSchemaV3 = R"SQL(
 CREATE INDEX events_by_type ON events(type);
 )SQL";
 
+// A list's filter: the stored text of `value`, or '' (any) without one.
+template <typename E>
+std::string filter_text(std::optional<E> value) {
+  return value ? to_string(*value) : "";
+}
+
 nlohmann::json parse_json_column(const std::string& text) {
   if (text.empty()) return nullptr;
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// A state or purpose column's text as its enum (campaign_states.h holds the stored strings).
+// Text that names none was not written by colltune (another tool, a damaged or hand-edited
+// database): an error naming the row, never a default that would misdirect a resume.
+template <typename E>
+E stored_enum(std::optional<E> (*parse)(std::string_view), const std::string& text,
+              const char* table, const char* column, std::int64_t id) {
+  if (const auto value = parse(text)) return *value;
+  throw sql::Error(std::string("table ") + table + ", id " + std::to_string(id) + ": " + column +
+                       " '" + text + "' is not one colltune knows",
+                   SQLITE_MISMATCH);
 }
 
 CampaignRecord read_campaign(sql::Statement& s) {
   CampaignRecord c;
   c.id = s.int64(0);
   c.name = s.text(1);
-  c.state = s.text(2);
+  c.state = stored_enum(parse_campaign_state, s.text(2), "campaigns", "state", c.id);
   c.spec = parse_json_column(s.text(3));
   c.error = s.text(4);
   c.created_at = s.real(5);
@@ -127,7 +145,7 @@ ContextRecord read_context(sql::Statement& s) {
   c.comm_size = s.integer(3);
   c.nodes = s.integer(4);
   c.ppn = s.integer(5);
-  c.state = s.text(6);
+  c.state = stored_enum(parse_context_state, s.text(6), "contexts", "state", c.id);
   c.optimizer_state = parse_json_column(s.text(7));
   c.result = parse_json_column(s.text(8));
   return c;
@@ -141,8 +159,8 @@ JobRecord read_job(sql::Statement& s) {
   j.tag = s.text(3);
   j.backend = s.text(4);
   j.backend_job_id = s.text(5);
-  j.purpose = s.text(6);
-  j.state = s.text(7);
+  j.purpose = stored_enum(parse_job_purpose, s.text(6), "jobs", "purpose", j.id);
+  j.state = stored_enum(parse_job_state, s.text(7), "jobs", "state", j.id);
   j.request = parse_json_column(s.text(8));
   j.created_at = s.real(9);
   j.updated_at = s.real(10);
@@ -284,18 +302,18 @@ std::optional<nlohmann::json> Store::campaign_launch(std::int64_t campaign_id) {
 }
 
 std::int64_t Store::create_campaign(const std::string& name, const nlohmann::json& spec,
-                                    const std::string& state) {
+                                    CampaignState state) {
   std::lock_guard lock(mutex_);
   return insert_campaign_locked(name, spec, state, unix_time_now());
 }
 
 std::int64_t Store::insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
-                                           const std::string& state, double now) {
+                                           CampaignState state, double now) {
   db_.prepare(
          "INSERT INTO campaigns (name, state, spec, created_at, updated_at) "
          "VALUES (?, ?, ?, ?, ?)")
       .bind(1, name)
-      .bind(2, state)
+      .bind(2, to_string(state))
       .bind(3, spec.dump())
       .bind(4, now)
       .bind(5, now)
@@ -304,8 +322,7 @@ std::int64_t Store::insert_campaign_locked(const std::string& name, const nlohma
 }
 
 std::int64_t Store::create_campaign_with_contexts(const std::string& name,
-                                                  const nlohmann::json& spec,
-                                                  const std::string& state,
+                                                  const nlohmann::json& spec, CampaignState state,
                                                   const std::vector<NewContext>& contexts) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
@@ -327,11 +344,10 @@ std::int64_t Store::create_campaign_with_contexts(const std::string& name,
   return id;
 }
 
-void Store::set_campaign_state(std::int64_t id, const std::string& state,
-                               const std::string& error) {
+void Store::set_campaign_state(std::int64_t id, CampaignState state, const std::string& error) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE campaigns SET state = ?, error = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state)
+      .bind(1, to_string(state))
       .bind(2, error)
       .bind(3, unix_time_now())
       .bind(4, id)
@@ -346,20 +362,21 @@ std::optional<CampaignRecord> Store::campaign(std::int64_t id) {
   return read_campaign(s);
 }
 
-std::vector<CampaignRecord> Store::campaigns(const std::string& state, int limit, int offset) {
+std::vector<CampaignRecord> Store::campaigns(std::optional<CampaignState> state, int limit,
+                                             int offset) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare(std::string(kCampaignColumns) +
                        "WHERE (?1 = '' OR state = ?1) ORDER BY id DESC LIMIT ?2 OFFSET ?3");
-  s.bind(1, state).bind(2, limit).bind(3, offset);
+  s.bind(1, filter_text(state)).bind(2, limit).bind(3, offset);
   std::vector<CampaignRecord> out;
   while (s.step()) out.push_back(read_campaign(s));
   return out;
 }
 
-std::int64_t Store::count_campaigns(const std::string& state) {
+std::int64_t Store::count_campaigns(std::optional<CampaignState> state) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare("SELECT count(*) FROM campaigns WHERE (?1 = '' OR state = ?1)");
-  s.bind(1, state);
+  s.bind(1, filter_text(state));
   s.step();
   return s.int64(0);
 }
@@ -380,10 +397,10 @@ std::int64_t Store::add_context(std::int64_t campaign_id, Collective collective,
   return db_.last_insert_id();
 }
 
-void Store::set_context_state(std::int64_t id, const std::string& state) {
+void Store::set_context_state(std::int64_t id, ContextState state) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE contexts SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state)
+      .bind(1, to_string(state))
       .bind(2, unix_time_now())
       .bind(3, id)
       .exec();
@@ -437,22 +454,23 @@ std::optional<ContextRecord> Store::context(std::int64_t id) {
 
 std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id,
                                const std::string& tag, const std::string& backend,
-                               const std::string& purpose, const nlohmann::json& request,
+                               JobPurpose purpose, const nlohmann::json& request,
                                const nlohmann::json& optimizer_state) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
   db_.prepare(
          "INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
-         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?, ?)")
+         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, campaign_id)
       .bind(2, context_id)
       .bind(3, tag)
       .bind(4, backend)
-      .bind(5, purpose)
-      .bind(6, request.dump())
-      .bind(7, now)
+      .bind(5, to_string(purpose))
+      .bind(6, to_string(JobState::submitting))
+      .bind(7, request.dump())
       .bind(8, now)
+      .bind(9, now)
       .exec();
   const std::int64_t id = db_.last_insert_id();
   if (!optimizer_state.is_null())
@@ -467,29 +485,30 @@ std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id
 
 void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id) {
   std::lock_guard lock(mutex_);
-  db_.prepare("UPDATE jobs SET backend_job_id = ?, state = 'running', updated_at = ? WHERE id = ?")
+  db_.prepare("UPDATE jobs SET backend_job_id = ?, state = ?, updated_at = ? WHERE id = ?")
       .bind(1, backend_job_id)
-      .bind(2, unix_time_now())
-      .bind(3, job_id)
+      .bind(2, to_string(JobState::running))
+      .bind(3, unix_time_now())
+      .bind(4, job_id)
       .exec();
 }
 
-void Store::set_job_state(std::int64_t job_id, const std::string& state) {
+void Store::set_job_state(std::int64_t job_id, JobState state) {
   std::lock_guard lock(mutex_);
   db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state)
+      .bind(1, to_string(state))
       .bind(2, unix_time_now())
       .bind(3, job_id)
       .exec();
 }
 
-void Store::complete_job(std::int64_t job_id, const std::string& state, std::int64_t context_id,
+void Store::complete_job(std::int64_t job_id, JobState state, std::int64_t context_id,
                          const nlohmann::json& optimizer_state) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
   db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state)
+      .bind(1, to_string(state))
       .bind(2, now)
       .bind(3, job_id)
       .exec();
@@ -529,14 +548,14 @@ std::vector<JobRecord> Store::jobs(std::int64_t campaign_id) {
 
 std::vector<JobRecord> Store::unfinished_jobs() {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare(std::string(kJobColumns) +
-                       "WHERE state IN ('submitting', 'running') ORDER BY id");
+  auto s = db_.prepare(std::string(kJobColumns) + "WHERE state IN (?, ?) ORDER BY id");
+  s.bind(1, to_string(JobState::submitting)).bind(2, to_string(JobState::running));
   std::vector<JobRecord> out;
   while (s.step()) out.push_back(read_job(s));
   return out;
 }
 
-bool Store::record_run(std::int64_t job_id, std::int64_t context_id, const std::string& purpose,
+bool Store::record_run(std::int64_t job_id, std::int64_t context_id, JobPurpose purpose,
                        const RunResult& result) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
@@ -553,7 +572,7 @@ bool Store::record_run(std::int64_t job_id, std::int64_t context_id, const std::
          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, job_id)
       .bind(2, context_id)
-      .bind(3, purpose)
+      .bind(3, to_string(purpose))
       .bind(4, static_cast<std::int64_t>(result.config_index))
       .bind(5, result.repeat)
       .bind(6, result.config.algorithm)
@@ -586,7 +605,7 @@ RunRecord Store::read_run(sql::Statement& s) {
   r.id = s.int64(0);
   r.job_id = s.int64(1);
   r.context_id = s.int64(2);
-  r.purpose = s.text(3);
+  r.purpose = stored_enum(parse_job_purpose, s.text(3), "runs", "purpose", r.id);
   r.config_index = static_cast<std::size_t>(s.int64(4));
   r.repeat = s.integer(5);
   r.config = TuningConfig{s.integer(6), s.integer(7), s.integer(8)};
@@ -620,11 +639,12 @@ void attach_measurements(sql::Database& db, std::vector<RunRecord>& runs) {
 
 }  // namespace
 
-std::vector<RunRecord> Store::runs_of_context(std::int64_t context_id, const std::string& purpose) {
+std::vector<RunRecord> Store::runs_of_context(std::int64_t context_id,
+                                              std::optional<JobPurpose> purpose) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare(std::string(kRunColumns) +
                        "WHERE context_id = ?1 AND (?2 = '' OR purpose = ?2) ORDER BY id");
-  s.bind(1, context_id).bind(2, purpose);
+  s.bind(1, context_id).bind(2, filter_text(purpose));
   std::vector<RunRecord> out;
   while (s.step()) out.push_back(read_run(s));
   attach_measurements(db_, out);
@@ -795,7 +815,7 @@ std::int64_t Store::last_event_id() {
   return s.int64(0);
 }
 
-std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t campaign_id,
+std::vector<JobRecord> Store::jobs_page(std::optional<JobState> state, std::int64_t campaign_id,
                                         int limit, int offset) {
   std::lock_guard lock(mutex_);
   // With a campaign, a plain "campaign_id = ?2" so that its index is used (see count_measurements).
@@ -803,19 +823,19 @@ std::vector<JobRecord> Store::jobs_page(const std::string& state, std::int64_t c
                        (campaign_id == 0 ? "WHERE (?1 = '' OR state = ?1) AND ?2 = 0 "
                                          : "WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1) ") +
                        "ORDER BY id LIMIT ?3 OFFSET ?4");
-  s.bind(1, state).bind(2, campaign_id).bind(3, limit).bind(4, offset);
+  s.bind(1, filter_text(state)).bind(2, campaign_id).bind(3, limit).bind(4, offset);
   std::vector<JobRecord> out;
   while (s.step()) out.push_back(read_job(s));
   return out;
 }
 
-std::int64_t Store::count_jobs(const std::string& state, std::int64_t campaign_id) {
+std::int64_t Store::count_jobs(std::optional<JobState> state, std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
   auto s = db_.prepare(
       campaign_id == 0
           ? "SELECT count(*) FROM jobs WHERE (?1 = '' OR state = ?1) AND ?2 = 0"
           : "SELECT count(*) FROM jobs WHERE campaign_id = ?2 AND (?1 = '' OR state = ?1)");
-  s.bind(1, state).bind(2, campaign_id);
+  s.bind(1, filter_text(state)).bind(2, campaign_id);
   s.step();
   return s.int64(0);
 }
@@ -836,7 +856,7 @@ std::vector<Store::MeasurementRow> Store::measurements_page(std::int64_t campaig
     r.run_id = s.int64(0);
     r.job_id = s.int64(1);
     r.context_id = s.int64(2);
-    r.purpose = s.text(3);
+    r.purpose = stored_enum(parse_job_purpose, s.text(3), "runs", "purpose", r.run_id);
     r.config = TuningConfig{s.integer(4), s.integer(5), s.integer(6)};
     r.repeat = s.integer(7);
     r.outcome = s.text(8);
@@ -881,9 +901,8 @@ Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
   CampaignProgress p;
   auto c = db_.prepare(
-      "SELECT count(*), coalesce(sum(state = 'done'), 0) FROM contexts "
-      "WHERE campaign_id = ?");
-  c.bind(1, campaign_id);
+      "SELECT count(*), coalesce(sum(state = ?2), 0) FROM contexts WHERE campaign_id = ?1");
+  c.bind(1, campaign_id).bind(2, to_string(ContextState::done));
   c.step();
   p.contexts = c.int64(0);
   p.contexts_done = c.int64(1);
@@ -896,12 +915,13 @@ Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {
   return p;
 }
 
-std::vector<std::string> Store::context_states(std::int64_t campaign_id) {
+std::vector<ContextState> Store::context_states(std::int64_t campaign_id) {
   std::lock_guard lock(mutex_);
-  auto s = db_.prepare("SELECT state FROM contexts WHERE campaign_id = ? ORDER BY id");
+  auto s = db_.prepare("SELECT id, state FROM contexts WHERE campaign_id = ? ORDER BY id");
   s.bind(1, campaign_id);
-  std::vector<std::string> out;
-  while (s.step()) out.push_back(s.text(0));
+  std::vector<ContextState> out;
+  while (s.step())
+    out.push_back(stored_enum(parse_context_state, s.text(1), "contexts", "state", s.int64(0)));
   return out;
 }
 

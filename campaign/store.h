@@ -1,6 +1,10 @@
 // colltune's SQLite store: campaigns, their tuning contexts, jobs (batches sent to a backend),
 // runs with per-size measurements and provenance, optimizer state, rules versions and events.
 //
+// States and purposes are enums (campaign_states.h) in every record and parameter: the store
+// alone converts them to and from the database's strings, and a stored string that names none
+// makes the read throw sql::Error naming the table, the row id and the text.
+//
 // Every state change is one transaction, committed before the caller acts on it (a job is
 // recorded "submitting" before it is handed to the backend), so a crash loses nothing that was
 // measured and a restart can reconcile. Thread-safe: one connection behind a mutex.
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "campaign/campaign_states.h"
 #include "campaign/sqlite.h"
 #include "core/collective.h"
 #include "core/tuning_config.h"
@@ -24,7 +29,7 @@ namespace colltune {
 struct CampaignRecord {
   std::int64_t id = 0;
   std::string name;
-  std::string state;  // queued, running, paused, done, failed, cancelled
+  CampaignState state = CampaignState::queued;
   nlohmann::json spec;
   std::string error;
   double created_at = 0;
@@ -38,7 +43,7 @@ struct ContextRecord {
   int comm_size = 0;
   int nodes = 1;
   int ppn = 0;
-  std::string state;               // pending, searching, finalizing, done, failed
+  ContextState state = ContextState::pending;
   nlohmann::json optimizer_state;  // null until the first batch is recorded
   nlohmann::json result;           // per-size choices once done
 };
@@ -50,8 +55,8 @@ struct JobRecord {
   std::string tag;  // unique; also given to the backend (Slurm job name)
   std::string backend;
   std::string backend_job_id;
-  std::string purpose;  // search, final, verify, remeasure
-  std::string state;    // submitting, running, done, failed, cancelled
+  JobPurpose purpose = JobPurpose::search;
+  JobState state = JobState::submitting;
   nlohmann::json request;
   double created_at = 0;
   double updated_at = 0;
@@ -61,7 +66,7 @@ struct RunRecord {
   std::int64_t id = 0;
   std::int64_t job_id = 0;
   std::int64_t context_id = 0;
-  std::string purpose;
+  JobPurpose purpose = JobPurpose::search;  // its job's
   std::size_t config_index = 0;
   int repeat = 0;
   TuningConfig config;
@@ -107,21 +112,21 @@ class Store {
 
   // Campaigns.
   std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,
-                               const std::string& state);
+                               CampaignState state);
   // The campaign and its contexts in one transaction (a crash leaves all or nothing).
   struct NewContext {
     Collective collective;
     int comm_size, nodes, ppn;
   };
   std::int64_t create_campaign_with_contexts(const std::string& name, const nlohmann::json& spec,
-                                             const std::string& state,
+                                             CampaignState state,
                                              const std::vector<NewContext>& contexts);
-  void set_campaign_state(std::int64_t id, const std::string& state, const std::string& error = "");
+  void set_campaign_state(std::int64_t id, CampaignState state, const std::string& error = "");
   std::optional<CampaignRecord> campaign(std::int64_t id);
-  // Newest first; empty `state` = any.
-  std::vector<CampaignRecord> campaigns(const std::string& state = "", int limit = 100,
-                                        int offset = 0);
-  std::int64_t count_campaigns(const std::string& state = "");
+  // Newest first; no `state` = any.
+  std::vector<CampaignRecord> campaigns(std::optional<CampaignState> state = std::nullopt,
+                                        int limit = 100, int offset = 0);
+  std::int64_t count_campaigns(std::optional<CampaignState> state = std::nullopt);
   // How a foreground `colltune tune` launched a campaign: {"backend", "backend_settings",
   // "rules_out", "report_out"}; stored once at creation so that a resume restores it. Campaigns
   // created through the daemon have none (the daemon's config names their backend settings).
@@ -131,7 +136,7 @@ class Store {
   // Contexts.
   std::int64_t add_context(std::int64_t campaign_id, Collective collective, int comm_size,
                            int nodes, int ppn);
-  void set_context_state(std::int64_t id, const std::string& state);
+  void set_context_state(std::int64_t id, ContextState state);
   void save_optimizer_state(std::int64_t context_id, const nlohmann::json& state);
   void save_context_result(std::int64_t context_id, const nlohmann::json& result);
   std::vector<ContextRecord> contexts(std::int64_t campaign_id);
@@ -140,19 +145,19 @@ class Store {
   std::vector<ContextRecord> contexts_brief(std::int64_t campaign_id);
   std::optional<ContextRecord> context(std::int64_t id);
 
-  // Jobs. create_job commits the job as "submitting" before anything is submitted.
+  // Jobs. create_job commits the job as submitting before anything is submitted.
   // When `optimizer_state` is not null it is saved for the context in the same transaction:
   // the strategy's state right after it suggested the job's configurations, so that a restart
   // never suggests them again.
   std::int64_t create_job(std::int64_t campaign_id, std::int64_t context_id, const std::string& tag,
-                          const std::string& backend, const std::string& purpose,
+                          const std::string& backend, JobPurpose purpose,
                           const nlohmann::json& request,
                           const nlohmann::json& optimizer_state = nullptr);
   void set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id);
-  void set_job_state(std::int64_t job_id, const std::string& state);
+  void set_job_state(std::int64_t job_id, JobState state);
   // Marks a job finished and saves the optimizer state that includes its runs, atomically: a
   // restart sees either both or neither.
-  void complete_job(std::int64_t job_id, const std::string& state, std::int64_t context_id,
+  void complete_job(std::int64_t job_id, JobState state, std::int64_t context_id,
                     const nlohmann::json& optimizer_state);
   std::optional<JobRecord> job(std::int64_t id);
   std::optional<JobRecord> job_by_tag(const std::string& tag);
@@ -162,9 +167,11 @@ class Store {
 
   // Runs. Records one run and its per-size measurements in one transaction. Idempotent: a run
   // already recorded for (job, config_index, repeat) is not stored twice (returns false).
-  bool record_run(std::int64_t job_id, std::int64_t context_id, const std::string& purpose,
+  bool record_run(std::int64_t job_id, std::int64_t context_id, JobPurpose purpose,
                   const RunResult& result);
-  std::vector<RunRecord> runs_of_context(std::int64_t context_id, const std::string& purpose = "");
+  // No `purpose` = runs of every purpose.
+  std::vector<RunRecord> runs_of_context(std::int64_t context_id,
+                                         std::optional<JobPurpose> purpose = std::nullopt);
   std::vector<RunRecord> runs_of_job(std::int64_t job_id);
   std::int64_t count_runs(std::int64_t campaign_id);
   std::int64_t count_measurements(std::int64_t campaign_id = 0);
@@ -195,16 +202,16 @@ class Store {
   // The newest event of `type` (metrics: last retune, last sentinel verdict); none when there
   // is none.
   std::optional<EventRecord> last_event_of_type(const std::string& type);
-  // Jobs, oldest first; empty `state` = any, campaign_id 0 = every campaign.
-  std::vector<JobRecord> jobs_page(const std::string& state, std::int64_t campaign_id, int limit,
-                                   int offset);
-  std::int64_t count_jobs(const std::string& state, std::int64_t campaign_id);
+  // Jobs, oldest first; no `state` = any, campaign_id 0 = every campaign.
+  std::vector<JobRecord> jobs_page(std::optional<JobState> state, std::int64_t campaign_id,
+                                   int limit, int offset);
+  std::int64_t count_jobs(std::optional<JobState> state, std::int64_t campaign_id);
   // One row per (run, message size) of a campaign in recording order, with the run's context.
   struct MeasurementRow {
     std::int64_t run_id = 0;
     std::int64_t job_id = 0;
     std::int64_t context_id = 0;
-    std::string purpose;
+    JobPurpose purpose = JobPurpose::search;
     TuningConfig config;
     int repeat = 0;
     std::string outcome;
@@ -212,7 +219,8 @@ class Store {
     double recorded_at = 0;
   };
   std::vector<MeasurementRow> measurements_page(std::int64_t campaign_id, int limit, int offset);
-  // Counts by campaign state, job state and run outcome (for metrics).
+  // Counts by campaign state, job state and run outcome as stored (for metrics: the text of
+  // each group, unchecked).
   std::vector<std::pair<std::string, std::int64_t>> campaign_state_counts();
   std::vector<std::pair<std::string, std::int64_t>> job_state_counts();
   std::vector<std::pair<std::string, std::int64_t>> run_outcome_counts();
@@ -224,7 +232,7 @@ class Store {
   };
   CampaignProgress campaign_progress(std::int64_t campaign_id);
   // States of a campaign's contexts in id order (cheap: no optimizer state is read).
-  std::vector<std::string> context_states(std::int64_t campaign_id);
+  std::vector<ContextState> context_states(std::int64_t campaign_id);
 
  private:
   void migrate();
@@ -232,7 +240,7 @@ class Store {
   RunRecord read_run(sql::Statement& s);
   // Inserts the campaign row; the caller holds mutex_ (and a transaction if it adds more).
   std::int64_t insert_campaign_locked(const std::string& name, const nlohmann::json& spec,
-                                      const std::string& state, double now);
+                                      CampaignState state, double now);
 
   std::mutex mutex_;
   sql::Database db_;

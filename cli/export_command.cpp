@@ -40,20 +40,20 @@ int run_export(const ExportArgs& args) {
     if (!c) throw std::invalid_argument("no campaign " + std::to_string(args.campaign));
     campaigns.push_back(*c);
   } else {
-    campaigns = store.campaigns("", 1000000, 0);
+    campaigns = store.campaigns(std::nullopt, 1000000, 0);
   }
   for (const auto& campaign : campaigns) {
     for (const auto& ctx : store.contexts(campaign.id)) {
       for (const auto& run : store.runs_of_context(ctx.id)) {
         if (run.outcome != RunOutcome::ok) continue;
-        if (!args.include_final && parse_job_purpose(run.purpose) != JobPurpose::search) continue;
+        if (!args.include_final && run.purpose != JobPurpose::search) continue;
         for (const auto& row : run.rows) {
           out << name(ctx.collective) << ',' << ctx.comm_size << ',' << run.config.algorithm << ','
               << run.config.segsize << ',' << run.config.fanout << ',' << row.size << ','
               << row.avg_us << ',' << (row.min_us ? std::to_string(*row.min_us) : "") << ','
               << (row.max_us ? std::to_string(*row.max_us) : "") << ','
               << (row.iterations ? std::to_string(*row.iterations) : "") << ',' << campaign.id
-              << ',' << run.id << ',' << run.purpose << '\n';
+              << ',' << run.id << ',' << to_string(run.purpose) << '\n';
           ++rows;
         }
       }

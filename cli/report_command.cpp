@@ -35,7 +35,7 @@ int run_report(const ReportArgs& args) {
   Store store(args.db);
   std::int64_t id = args.campaign;
   if (id == 0) {
-    const auto newest = store.campaigns("", 1, 0);
+    const auto newest = store.campaigns(std::nullopt, 1, 0);
     if (newest.empty()) throw std::runtime_error("no campaign in " + args.db);
     id = newest.front().id;
   }

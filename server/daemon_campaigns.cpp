@@ -20,11 +20,6 @@
 namespace colltune {
 namespace {
 
-bool finished_state(const std::string& state) {
-  const auto s = parse_campaign_state(state);
-  return s && is_final(*s);
-}
-
 // Follows the best latency per message size of each context's search runs, to announce new
 // bests. Starts from what the store already holds, so a resumed campaign does not re-announce.
 class BestTracker {
@@ -51,7 +46,7 @@ class BestTracker {
     auto& best = best_[context_id];
     if (!initialized_.count(context_id)) {
       initialized_.insert(context_id);
-      for (const auto& earlier : store_.runs_of_context(context_id, to_string(JobPurpose::search)))
+      for (const auto& earlier : store_.runs_of_context(context_id, JobPurpose::search))
         if (earlier.id < run->id && earlier.outcome == RunOutcome::ok) fold(best, earlier, nullptr);
     }
     nlohmann::json improved = nlohmann::json::array();
@@ -166,15 +161,15 @@ const char* CampaignManager::request_name(StopRequest request) {
 
 void CampaignManager::stop_idle_locked(std::int64_t id, StopRequest request) {
   const auto record = record_or_throw(id);
-  const auto state = parse_campaign_state(record.state);
+  const auto state = record.state;
   if (request == StopRequest::pause) {
     if (state != CampaignState::queued && state != CampaignState::running)
-      throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
+      throw CampaignConflict("campaign " + std::to_string(id) + " is " + to_string(state) +
                              "; only a queued or running campaign can be paused");
     settle_interrupted(store_, hub_, id, InterruptAction::pause);
   } else if (request == StopRequest::cancel) {
-    if (finished_state(record.state))
-      throw CampaignConflict("campaign " + std::to_string(id) + " is already " + record.state);
+    if (is_final(state))
+      throw CampaignConflict("campaign " + std::to_string(id) + " is already " + to_string(state));
     settle_interrupted(store_, hub_, id, InterruptAction::cancel);
   }
 }
@@ -208,11 +203,10 @@ CampaignRecord CampaignManager::resume(std::int64_t id) {
         (it->second->stop_request == StopRequest::none
              ? std::string("running")
              : "stopping (" + std::string(request_name(it->second->stop_request)) + ")"));
-  if (const auto s = parse_campaign_state(record.state);
-      s != CampaignState::paused && s != CampaignState::failed)
-    throw CampaignConflict("campaign " + std::to_string(id) + " is " + record.state +
+  if (record.state != CampaignState::paused && record.state != CampaignState::failed)
+    throw CampaignConflict("campaign " + std::to_string(id) + " is " + to_string(record.state) +
                            "; only a paused or failed campaign can be resumed");
-  store_.set_campaign_state(id, to_string(CampaignState::queued));
+  store_.set_campaign_state(id, CampaignState::queued);
   hub_.record(id, "campaign_state",
               {{"campaign_id", id}, {"state", to_string(CampaignState::queued)}});
   if (started_ && !stopping_) schedule_locked();
@@ -278,7 +272,7 @@ std::size_t CampaignManager::active_workers() {
 nlohmann::json CampaignManager::queue() {
   std::lock_guard lock(mutex_);
   nlohmann::json out = nlohmann::json::array();
-  const auto waiting = store_.campaigns("queued", 1000, 0);
+  const auto waiting = store_.campaigns(CampaignState::queued, 1000, 0);
   for (const auto& b : config_.backends) {
     nlohmann::json running = nlohmann::json::array();
     for (const auto& [id, w] : workers_)
@@ -331,7 +325,7 @@ void CampaignManager::schedule_locked() {
     if (!w->finished) ++active[w->backend];
   // Campaigns a previous daemon left running go first, then queued ones, oldest first.
   std::vector<CampaignRecord> candidates;
-  for (const char* state : {"running", "queued"}) {
+  for (const CampaignState state : {CampaignState::running, CampaignState::queued}) {
     auto list = store_.campaigns(state, 100000, 0);
     std::reverse(list.begin(), list.end());
     for (auto& c : list) candidates.push_back(std::move(c));

@@ -6,12 +6,12 @@
 
 #include "campaign/campaign_engine.h"
 #include "campaign/final_choice.h"
+#include "campaign/report.h"
 #include "campaign/rules_deployment.h"
 #include "rules/rules_deploy.h"
 #include "runner/backend_factory.h"
 #include "server/http_api_internal.h"
 #include "server/openapi.h"
-#include "campaign/report.h"
 
 namespace colltune {
 namespace http_api {
@@ -36,8 +36,8 @@ json job_json(const JobRecord& j) {
               {"tag", j.tag},
               {"backend", j.backend},
               {"backend_job_id", j.backend_job_id},
-              {"purpose", j.purpose},
-              {"state", j.state},
+              {"purpose", to_string(j.purpose)},
+              {"state", to_string(j.state)},
               {"created_at", j.created_at},
               {"updated_at", j.updated_at}};
   if (r.is_object()) {
@@ -48,6 +48,17 @@ json job_json(const JobRecord& j) {
   return out;
 }
 
+json jobs_page_json(Store& store, const std::string& state, std::int64_t campaign_id,
+                    std::int64_t limit, std::int64_t offset) {
+  const std::optional<JobState> filter = parse_job_state(state);
+  json items = json::array();
+  if (!state.empty() && !filter) return page_json(items, 0, limit, offset);
+  for (const auto& j :
+       store.jobs_page(filter, campaign_id, static_cast<int>(limit), static_cast<int>(offset)))
+    items.push_back(job_json(j));
+  return page_json(items, store.count_jobs(filter, campaign_id), limit, offset);
+}
+
 json context_json(const ContextRecord& c) {
   return {{"id", c.id},
           {"campaign_id", c.campaign_id},
@@ -55,7 +66,7 @@ json context_json(const ContextRecord& c) {
           {"comm_size", c.comm_size},
           {"nodes", c.nodes},
           {"ppn", c.ppn},
-          {"state", c.state},
+          {"state", to_string(c.state)},
           {"result", c.result}};
 }
 

@@ -20,7 +20,7 @@ json campaign_json(const CampaignRecord& c, const CampaignManager::Activity& act
                    const Store::CampaignProgress* progress) {
   json out = {{"id", c.id},
               {"name", c.name},
-              {"state", c.state},
+              {"state", to_string(c.state)},
               {"backend", c.spec.is_object() ? c.spec.value("backend", "") : ""},
               {"error", c.error},
               {"created_at", c.created_at},
@@ -38,7 +38,7 @@ json campaign_json(const CampaignRecord& c, const CampaignManager::Activity& act
 json campaign_convergence(Store& store, std::int64_t campaign_id) {
   json contexts = json::array();
   for (const auto& ctx : store.contexts(campaign_id)) {
-    const auto search = store.runs_of_context(ctx.id, to_string(JobPurpose::search));
+    const auto search = store.runs_of_context(ctx.id, JobPurpose::search);
     // The optimizer's initial design (bo strategies keep it in their state).
     std::multiset<TuningConfig> design;
     std::optional<std::size_t> design_size;
@@ -91,7 +91,7 @@ json campaign_convergence(Store& store, std::int64_t campaign_id) {
     contexts.push_back({{"context_id", ctx.id},
                         {"collective", std::string(name(ctx.collective))},
                         {"comm_size", ctx.comm_size},
-                        {"state", ctx.state},
+                        {"state", to_string(ctx.state)},
                         {"initial_design_size", design_size ? json(*design_size) : json(nullptr)},
                         {"evaluations", evaluations},
                         {"sizes", sizes}});
@@ -102,18 +102,18 @@ json campaign_convergence(Store& store, std::int64_t campaign_id) {
 namespace http_api {
 
 void add_campaign_routes(Router& router, ApiContext& api) {
-  router.add("GET", "/api/v1/campaigns", Access::read, {"state", "limit", "offset"},
-             [&api](const ApiRequest& req, httplib::Response& res) {
-               auto state = req.query_enum("state", "", kCampaignStates);
-               const auto limit = req.query_int("limit", 50, 1, 1000);
-               const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
-               json items = json::array();
-               for (const auto& c :
-                    api.store.campaigns(state, static_cast<int>(limit), static_cast<int>(offset)))
-                 items.push_back(campaign_json(c, api.campaigns.activity(c.id), nullptr));
-               send_json(res, 200,
-                         page_json(items, api.store.count_campaigns(state), limit, offset));
-             });
+  router.add(
+      "GET", "/api/v1/campaigns", Access::read, {"state", "limit", "offset"},
+      [&api](const ApiRequest& req, httplib::Response& res) {
+        const auto state = parse_campaign_state(req.query_enum("state", "", kCampaignStates));
+        const auto limit = req.query_int("limit", 50, 1, 1000);
+        const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
+        json items = json::array();
+        for (const auto& c :
+             api.store.campaigns(state, static_cast<int>(limit), static_cast<int>(offset)))
+          items.push_back(campaign_json(c, api.campaigns.activity(c.id), nullptr));
+        send_json(res, 200, page_json(items, api.store.count_campaigns(state), limit, offset));
+      });
   router.add("POST", "/api/v1/campaigns", Access::admin, {},
              [&api](const ApiRequest& req, httplib::Response& res) {
                const json spec = req.json_body(false);
@@ -167,19 +167,14 @@ void add_campaign_routes(Router& router, ApiContext& api) {
                for (const auto& ctx : api.store.contexts(c.id)) items.push_back(context_json(ctx));
                send_json(res, 200, {{"items", items}});
              });
-  router.add(
-      "GET", "/api/v1/campaigns/{id}/jobs", Access::read, {"state", "limit", "offset"},
-      [&api](const ApiRequest& req, httplib::Response& res) {
-        const auto c = campaign_or_404(api.store, req.id("id"));
-        auto state = req.query_enum("state", "", kJobStates);
-        const auto limit = req.query_int("limit", 100, 1, 1000);
-        const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
-        json items = json::array();
-        for (const auto& j :
-             api.store.jobs_page(state, c.id, static_cast<int>(limit), static_cast<int>(offset)))
-          items.push_back(job_json(j));
-        send_json(res, 200, page_json(items, api.store.count_jobs(state, c.id), limit, offset));
-      });
+  router.add("GET", "/api/v1/campaigns/{id}/jobs", Access::read, {"state", "limit", "offset"},
+             [&api](const ApiRequest& req, httplib::Response& res) {
+               const auto c = campaign_or_404(api.store, req.id("id"));
+               auto state = req.query_enum("state", "", kJobStates);
+               const auto limit = req.query_int("limit", 100, 1, 1000);
+               const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
+               send_json(res, 200, jobs_page_json(api.store, state, c.id, limit, offset));
+             });
   router.add(
       "GET", "/api/v1/campaigns/{id}/measurements", Access::read, {"limit", "offset", "format"},
       [&api](const ApiRequest& req, httplib::Response& res) {
@@ -206,7 +201,7 @@ void add_campaign_routes(Router& router, ApiContext& api) {
           for (const auto& r : rows) {
             out += std::to_string(r.run_id) + "," + std::to_string(r.job_id) + "," +
                    std::to_string(r.context_id) + "," + coll(r.context_id) + "," +
-                   std::to_string(comm(r.context_id)) + "," + r.purpose + "," +
+                   std::to_string(comm(r.context_id)) + "," + to_string(r.purpose) + "," +
                    std::to_string(r.config.algorithm) + "," + std::to_string(r.config.segsize) +
                    "," + std::to_string(r.config.fanout) + "," + std::to_string(r.repeat) + "," +
                    r.outcome + "," + std::to_string(r.row.size) + "," + csv_number(r.row.avg_us) +
@@ -226,7 +221,7 @@ void add_campaign_routes(Router& router, ApiContext& api) {
                {"context_id", r.context_id},
                {"collective", coll(r.context_id)},
                {"comm_size", comm(r.context_id)},
-               {"purpose", r.purpose},
+               {"purpose", to_string(r.purpose)},
                {"config", r.config},
                {"repeat", r.repeat},
                {"outcome", r.outcome},
@@ -247,10 +242,12 @@ void add_campaign_routes(Router& router, ApiContext& api) {
              [&api](const ApiRequest& req, httplib::Response& res) {
                const auto c = campaign_or_404(api.store, req.id("id"));
                const std::string backend = c.spec.is_object() ? c.spec.value("backend", "") : "";
-               std::string key = c.state + "/" + std::to_string(c.updated_at) + "/" +
-                                 std::to_string(api.store.count_jobs("", c.id)) + "/" +
+               std::string key = std::string(to_string(c.state)) + "/" +
+                                 std::to_string(c.updated_at) + "/" +
+                                 std::to_string(api.store.count_jobs(std::nullopt, c.id)) + "/" +
                                  std::to_string(api.store.count_runs(c.id));
-               for (const auto& state : api.store.context_states(c.id)) key += "/" + state;
+               for (const auto state : api.store.context_states(c.id))
+                 key += std::string("/") + to_string(state);
                std::string text;
                {
                  std::lock_guard lock(api.reports_mutex);
@@ -275,7 +272,7 @@ void add_campaign_routes(Router& router, ApiContext& api) {
                const auto versions = api.store.rules_versions(c.id);
                if (versions.empty())
                  throw not_found("campaign " + std::to_string(c.id) +
-                                 " has no rules file yet (state: " + c.state + ")");
+                                 " has no rules file yet (state: " + to_string(c.state) + ")");
                if (format == "text")
                  return send_text(res, versions.front().content, "text/plain; charset=utf-8");
                send_json(res, 200, rules_json(versions.front(), true));

@@ -27,6 +27,10 @@ nlohmann::json page_json(nlohmann::json items, std::int64_t total, std::int64_t 
 // The campaign `id`; throws ApiError 404 when there is none.
 CampaignRecord campaign_or_404(Store& store, std::int64_t id);
 nlohmann::json job_json(const JobRecord& j);
+// One page of jobs (campaign_id 0 = every campaign) in ?state= `state` (one of kJobStates;
+// "" = any). "failed", which the API accepts, names no job state: no job is in it.
+nlohmann::json jobs_page_json(Store& store, const std::string& state, std::int64_t campaign_id,
+                              std::int64_t limit, std::int64_t offset);
 nlohmann::json context_json(const ContextRecord& c);
 nlohmann::json rules_json(const RulesVersionRecord& r, bool with_content);
 // Status 200 with `text` of content type `type`.

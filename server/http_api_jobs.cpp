@@ -15,12 +15,7 @@ void add_job_routes(Router& router, ApiContext& api) {
                const auto campaign = req.query_int("campaign_id", 0, 1, kMaxOffset);
                const auto limit = req.query_int("limit", 100, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
-               json items = json::array();
-               for (const auto& j : api.store.jobs_page(state, campaign, static_cast<int>(limit),
-                                                        static_cast<int>(offset)))
-                 items.push_back(job_json(j));
-               send_json(res, 200,
-                         page_json(items, api.store.count_jobs(state, campaign), limit, offset));
+               send_json(res, 200, jobs_page_json(api.store, state, campaign, limit, offset));
              });
   router.add("GET", "/api/v1/queue", Access::read, {},
              [&api](const ApiRequest&, httplib::Response& res) {

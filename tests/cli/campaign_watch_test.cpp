@@ -23,7 +23,7 @@ TEST(CampaignWatch, ShowsProgressLinesAndEndsWithACampaignThatJustEnded) {
   const auto id = json::parse(res->body).at("id").get<std::int64_t>();
   wait_for_state(client, id, {"done"});
   // As if the watch asked while the campaign still ran: the state it reads is not an end.
-  d.daemon().store().set_campaign_state(id, "running", "");
+  d.daemon().store().set_campaign_state(id, CampaignState::running, "");
   ProcessOptions options;
   options.env["COLLTUNE_TOKEN"] = kAdminToken;
   options.timeout_s = 60;

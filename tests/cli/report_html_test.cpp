@@ -365,12 +365,13 @@ TEST(ReportRanges, OnlySearchAndFinalRunsMakeTheBands) {
   const auto ctx = store.contexts(id).front();
   const json before = campaign_report(store, id, table);
   // A verify run of the file, recorded as the rules stage records it: config "default".
-  const auto job = store.create_job(id, ctx.id, "ct-verify-test", "sim", "verify", json::object());
+  const auto job =
+      store.create_job(id, ctx.id, "ct-verify-test", "sim", JobPurpose::verify, json::object());
   RunResult run;
   run.tag = "ct-verify-test";
   run.config = TuningConfig::default_decision();
   for (std::int64_t size = 4; size <= 1024; size *= 2) run.rows.push_back({size, 1e6});
-  ASSERT_TRUE(store.record_run(job, ctx.id, "verify", run));
+  ASSERT_TRUE(store.record_run(job, ctx.id, JobPurpose::verify, run));
   const json after = campaign_report(store, id, table);
   ASSERT_EQ(after.at("results").size(), before.at("results").size());
   for (std::size_t i = 0; i < after.at("results").size(); ++i) {

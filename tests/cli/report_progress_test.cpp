@@ -127,7 +127,7 @@ TEST(Progress, RulesStageJobsNameTheirOwnContext) {
       r.max_size = 64;
       r.configs = {TuningConfig{}};
       bool completed = false;
-      executor.submit(id, ctx.id, "verify", r, cancel, completed);
+      executor.submit(id, ctx.id, JobPurpose::verify, r, cancel, completed);
       EXPECT_TRUE(completed);
     }
   }

@@ -66,7 +66,7 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
   ASSERT_FALSE(jobs.empty());
   for (const auto& job : jobs) {
     EXPECT_EQ(job.backend, "slurm");
-    EXPECT_EQ(job.state, "done");
+    EXPECT_EQ(job.state, JobState::done);
     ASSERT_FALSE(job.backend_job_id.empty()) << job.tag;
     EXPECT_NE(job.backend_job_id.find_first_of("0123456789"), std::string::npos);
     for (const auto& run : store.runs_of_job(job.id)) {
@@ -78,14 +78,14 @@ TEST(SlurmTune, TwoCollectiveCampaignThroughSbatch) {
       for (std::int64_t m = job.request.at("min_size").get<std::int64_t>();
            m <= job.request.at("max_size").get<std::int64_t>(); m *= 2)
         expected.push_back(m);
-      if (job.purpose == "search") {
+      if (job.purpose == JobPurpose::search) {
         EXPECT_EQ(expected.size(), 9u);
       }
       for (const auto& row : run.rows) sizes.push_back(row.size);
-      ASSERT_EQ(sizes, expected) << job.purpose;
+      ASSERT_EQ(sizes, expected) << to_string(job.purpose);
       for (const auto& row : run.rows) {
         EXPECT_TRUE(row.min_us.has_value());
-        EXPECT_EQ(row.iterations, job.purpose == "verify" ? 20 : 20);
+        EXPECT_EQ(row.iterations, job.purpose == JobPurpose::verify ? 20 : 20);
       }
     }
   }

@@ -136,7 +136,7 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
   EXPECT_GT(cost.at("benchmark_seconds").get<double>(), 0);
 
   Store store((dir_ / "t.db").string());
-  EXPECT_EQ(store.campaign(1)->state, "done");
+  EXPECT_EQ(store.campaign(1)->state, CampaignState::done);
   std::int64_t stored_runs = store.count_runs(1);
   EXPECT_EQ(stored_runs, cost.at("runs").get<int>());
   // Every successful run stored the sizes its job asked for, with provenance: a search run all
@@ -149,14 +149,14 @@ TEST_F(TuneCliTest, TunesAndWritesReportWithEveryMeasurementStored) {
       ASSERT_TRUE(job);
       const auto min_size = job->request.at("min_size").get<std::int64_t>();
       const auto max_size = job->request.at("max_size").get<std::int64_t>();
-      if (run.purpose == "search") {
+      if (run.purpose == JobPurpose::search) {
         EXPECT_EQ(max_size / min_size, 1024);  // 4 B .. 4 KiB
       }
       std::vector<std::int64_t> expected;
       for (std::int64_t m = min_size; m <= max_size; m *= 2) expected.push_back(m);
       std::vector<std::int64_t> sizes;
       for (const auto& row : run.rows) sizes.push_back(row.size);
-      EXPECT_EQ(sizes, expected) << run.purpose;
+      EXPECT_EQ(sizes, expected) << to_string(run.purpose);
       EXPECT_EQ(run.provenance.argv.at(0), "mpirun");
       EXPECT_EQ(run.provenance.ompi_version, "4.1.4");
       EXPECT_GT(run.provenance.end_time, run.provenance.start_time);
@@ -175,7 +175,7 @@ TEST_F(TuneCliTest, CtrlCKeepsMeasurementsAndResumeFinishesWithoutDuplicates) {
   std::int64_t kept = 0;
   {
     Store store(db);
-    EXPECT_EQ(store.campaign(1)->state, "paused");
+    EXPECT_EQ(store.campaign(1)->state, CampaignState::paused);
     kept = store.count_runs(1);
     EXPECT_GE(kept, runs_before);
     EXPECT_GT(store.count_measurements(1), 0);
@@ -187,14 +187,14 @@ TEST_F(TuneCliTest, CtrlCKeepsMeasurementsAndResumeFinishesWithoutDuplicates) {
   auto r = run_process(resume, {.timeout_s = 300});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   Store store(db);
-  EXPECT_EQ(store.campaign(1)->state, "done");
+  EXPECT_EQ(store.campaign(1)->state, CampaignState::done);
   // Exactly 8 searched configurations (one run each) plus the final runs: nothing twice.
   std::int64_t search_runs = 0;
   for (const auto& ctx : store.contexts(1)) {
     std::set<std::pair<std::int64_t, std::pair<std::size_t, int>>> seen;
     for (const auto& run : store.runs_of_context(ctx.id)) {
       EXPECT_TRUE(seen.insert({run.job_id, {run.config_index, run.repeat}}).second);
-      if (run.purpose == "search") ++search_runs;
+      if (run.purpose == JobPurpose::search) ++search_runs;
     }
   }
   EXPECT_EQ(search_runs, 8);
@@ -268,7 +268,7 @@ TEST_F(TuneCliTest, PrintedResumeHintFinishesASimCampaignOnSim) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
   EXPECT_NE(r.stderr_text.find("on backend sim"), std::string::npos) << r.stderr_text;
   Store store(db);
-  EXPECT_EQ(store.campaign(1)->state, "done");
+  EXPECT_EQ(store.campaign(1)->state, CampaignState::done);
   for (const auto& job : store.jobs(1)) EXPECT_EQ(job.backend, "sim") << job.tag;
   for (const auto& ctx : store.contexts(1))
     for (const auto& run : store.runs_of_context(ctx.id))
@@ -307,7 +307,7 @@ TEST_F(TuneCliTest, ResumeOnAnotherBackendOrWithOtherSettingsIsRefused) {
   std::int64_t runs = 0;
   {
     Store store(db);
-    store.set_campaign_state(1, "paused", "test");
+    store.set_campaign_state(1, CampaignState::paused, "test");
     runs = store.count_runs(1);
   }
   auto local =

@@ -265,7 +265,7 @@ TEST_F(OsuProbeTest, RejectedArgumentsFailTheCampaignAtOnceWithTheBenchmarksMess
   EXPECT_EQ(engine.run(id, cancel), EngineOutcome::failed);
   EXPECT_NE(engine.error().find("Invalid Option [-T]"), std::string::npos) << engine.error();
   EXPECT_EQ(store.count_runs(id), 0);
-  EXPECT_EQ(store.campaign(id)->state, "failed");
+  EXPECT_EQ(store.campaign(id)->state, CampaignState::failed);
 }
 
 }  // namespace

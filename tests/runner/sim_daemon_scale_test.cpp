@@ -67,7 +67,7 @@ TEST(SimDaemonScale, Pise576FourCollectives19SizesBoUnderAMinute) {
   ASSERT_EQ(items.size(), 4u);
   for (const auto& ctx : items) EXPECT_EQ(ctx.at("state"), "done") << ctx.dump();
   const auto runs = d.daemon().store().count_runs(id);
-  const auto jobs = d.daemon().store().count_jobs("", id);
+  const auto jobs = d.daemon().store().count_jobs(std::nullopt, id);
   EXPECT_GT(runs, 4 * 10);
   const double load = load_average_1min();
   std::cout << "[scale] pise 576 ranks, 4 collectives x 19 sizes, bo: done in " << wall

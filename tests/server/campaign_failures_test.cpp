@@ -8,10 +8,10 @@
 
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
+#include "campaign/report.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend_factory.h"
-#include "campaign/report.h"
 
 namespace colltune {
 namespace {
@@ -54,7 +54,7 @@ TEST_F(CampaignFailures, EveryRunUnparsableFailsTheCampaign) {
   CampaignEngine engine(*store_, *backend, table_);
   CancelFlag cancel;
   EXPECT_EQ(engine.run(id, cancel), EngineOutcome::failed);
-  EXPECT_EQ(store_->campaign(id)->state, "failed");
+  EXPECT_EQ(store_->campaign(id)->state, CampaignState::failed);
   EXPECT_NE(engine.error().find("no successful measurement"), std::string::npos) << engine.error();
   EXPECT_NE(engine.error().find("parse_error"), std::string::npos) << engine.error();
 }

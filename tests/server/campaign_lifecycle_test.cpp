@@ -8,8 +8,8 @@
 
 #include <filesystem>
 
-#include "runner/backend_factory.h"
 #include "campaign/context_result.h"
+#include "runner/backend_factory.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/support/recording_event_sink.h"
 
@@ -46,14 +46,14 @@ TEST(CampaignLifecycle, RunsToDoneAndSaysSoOnce) {
   Store store(dir / "db");
   auto backend = make_backend("sim", {{"profile", "pise"}, {"noise", "none"}});
   const auto id = create_admitted_campaign(store, *backend, small_spec(), {{"backend", "sim"}});
-  EXPECT_EQ(store.campaign(id)->state, "queued");
+  EXPECT_EQ(store.campaign(id)->state, CampaignState::queued);
   ASSERT_TRUE(store.campaign_launch(id));
   RecordingEventSink events(store);
   CancelFlag cancel;
   const CampaignRunResult r = run_campaign(store, *backend, id, run_options(dir, events, cancel));
   ASSERT_EQ(r.end, CampaignRunResult::End::done) << r.error;
   EXPECT_EQ(r.state, CampaignState::done);
-  EXPECT_EQ(store.campaign(id)->state, "done");
+  EXPECT_EQ(store.campaign(id)->state, CampaignState::done);
   ASSERT_TRUE(r.rules);
   EXPECT_TRUE(std::filesystem::exists(dir.path() / "rules.conf"));
 
@@ -108,7 +108,7 @@ TEST(CampaignLifecycle, AnInterruptionEndsAsTheCallerAsks) {
                                  : action == InterruptAction::cancel ? "cancelled"
                                                                      : "running";
     EXPECT_EQ(to_string(r.state), expected);
-    EXPECT_EQ(campaign->state, expected);
+    EXPECT_EQ(to_string(campaign->state), expected);
     if (action == InterruptAction::pause) {
       EXPECT_EQ(campaign->error, "interrupted by signal");
     }
@@ -129,7 +129,7 @@ TEST(CampaignLifecycle, AnUnknownStrategyIsRefusedBeforeAnythingIsStored) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("unknown strategy 'annealing'"), std::string::npos);
   }
-  EXPECT_TRUE(store.campaigns("", 10, 0).empty());
+  EXPECT_TRUE(store.campaigns(std::nullopt, 10, 0).empty());
 }
 
 // The stored strings are the database's format: they must never change.
@@ -154,8 +154,17 @@ TEST(CampaignStates, StoredStringsAreStableAndRoundTrip) {
   Store store(dir / "db");
   auto backend = make_backend("sim", {{"profile", "pise"}});
   const auto id = create_admitted_campaign(store, *backend, small_spec());
-  EXPECT_EQ(parse_campaign_state(store.campaign(id)->state), CampaignState::queued);
-  EXPECT_EQ(parse_context_state(store.contexts(id).at(0).state), ContextState::pending);
+  EXPECT_EQ(store.campaign(id)->state, CampaignState::queued);
+  EXPECT_EQ(store.contexts(id).at(0).state, ContextState::pending);
+  sql::Database raw(dir / "db");
+  auto campaign_state = raw.prepare("SELECT state FROM campaigns WHERE id = ?");
+  campaign_state.bind(1, id);
+  ASSERT_TRUE(campaign_state.step());
+  EXPECT_EQ(campaign_state.text(0), "queued");
+  auto context_state = raw.prepare("SELECT state FROM contexts WHERE campaign_id = ?");
+  context_state.bind(1, id);
+  ASSERT_TRUE(context_state.step());
+  EXPECT_EQ(context_state.text(0), "pending");
 }
 
 TEST(ContextResult, KeepsEveryStoredFieldThroughTheType) {

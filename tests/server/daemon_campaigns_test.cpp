@@ -102,15 +102,16 @@ TEST(CampaignManager, ACancelAfterThePauseWasSettledStillCancels) {
   gate.arm([](const StreamEvent& e) { return is_state(e, "paused"); });
   s.manager.pause(id, std::chrono::milliseconds(0));
   gate.wait_held();  // the worker decided "pause" and wrote it; it has not ended
-  EXPECT_EQ(s.store.campaign(id)->state, "paused");
+  EXPECT_EQ(s.store.campaign(id)->state, CampaignState::paused);
   const auto answer = s.manager.cancel(id, std::chrono::milliseconds(0));
-  EXPECT_NE(answer.state, "cancelled");  // not yet: the worker still runs
+  EXPECT_NE(answer.state, CampaignState::cancelled);  // not yet: the worker still runs
   gate.release();
   s.manager.stop();  // joins the worker
-  EXPECT_EQ(s.store.campaign(id)->state, "cancelled");
+  EXPECT_EQ(s.store.campaign(id)->state, CampaignState::cancelled);
   EXPECT_EQ(s.last_state_event(id), "cancelled");
   for (const auto& job : s.store.jobs(id))
-    EXPECT_TRUE(job.state == "done" || job.state == "cancelled") << job.tag << " " << job.state;
+    EXPECT_TRUE(job.state == JobState::done || job.state == JobState::cancelled)
+        << job.tag << " " << to_string(job.state);
 }
 
 // A request that comes as the worker finishes the campaign does not undo a final state: a
@@ -125,7 +126,7 @@ TEST(CampaignManager, ACancelAsTheCampaignIsDoneLeavesItDone) {
   s.manager.cancel(id, std::chrono::milliseconds(0));
   gate.release();
   s.manager.stop();
-  EXPECT_EQ(s.store.campaign(id)->state, "done");
+  EXPECT_EQ(s.store.campaign(id)->state, CampaignState::done);
   EXPECT_EQ(s.last_state_event(id), "done");
 }
 

@@ -77,10 +77,10 @@ struct Outcome {
 Outcome read_outcome(const std::string& db, std::int64_t id) {
   Store store(db);
   Outcome o;
-  o.state = store.campaign(id)->state;
+  o.state = to_string(store.campaign(id)->state);
   for (const auto& job : store.jobs(id)) {
     json request = job.request;
-    o.jobs.emplace_back(job.tag, job.purpose, job.state, request);
+    o.jobs.emplace_back(job.tag, to_string(job.purpose), to_string(job.state), request);
     for (const auto& run : store.runs_of_job(job.id)) {
       ++o.run_count;
       auto& rows = o.runs[job.tag][{run.config_index, run.repeat}];

@@ -199,7 +199,7 @@ TEST(DaemonAuth, LoopbackAddresses) {
 TEST(DaemonEvents, HubAsSinkStoresDurableEventsOnceAndTransientOnesNever) {
   TempDir dir;
   Store store(dir / "db");
-  const auto campaign = store.create_campaign("c", json::object(), "running");
+  const auto campaign = store.create_campaign("c", json::object(), CampaignState::running);
   EventHub hub(store);
   std::vector<StreamEvent> seen;
   hub.add_listener([&](const StreamEvent& e) { seen.push_back(e); });
@@ -235,7 +235,7 @@ TEST(DaemonEvents, HubAsSinkStoresDurableEventsOnceAndTransientOnesNever) {
 TEST(DaemonEvents, ATransientEventLikeAStoredOneIsStillPublished) {
   TempDir dir;
   Store store(dir / "db");
-  const auto campaign = store.create_campaign("c", json::object(), "running");
+  const auto campaign = store.create_campaign("c", json::object(), CampaignState::running);
   EventHub hub(store);
   std::vector<StreamEvent> seen;
   hub.add_listener([&](const StreamEvent& e) { seen.push_back(e); });
@@ -253,8 +253,8 @@ TEST(DaemonEvents, ATransientEventLikeAStoredOneIsStillPublished) {
 TEST(DaemonEvents, SubscriptionReplaysFromTheStoreThenGoesLive) {
   TempDir dir;
   Store store(dir / "db");
-  const auto a = store.create_campaign("a", json::object(), "running");
-  const auto b = store.create_campaign("b", json::object(), "running");
+  const auto a = store.create_campaign("a", json::object(), CampaignState::running);
+  const auto b = store.create_campaign("b", json::object(), CampaignState::running);
   std::vector<std::int64_t> ids;
   for (int i = 0; i < 10; ++i)
     ids.push_back(store.add_event(i % 2 ? a : b, "e" + std::to_string(i), json::object()));

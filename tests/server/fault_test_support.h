@@ -126,12 +126,12 @@ inline CampaignOutcome read_campaign_outcome(const std::string& db, std::int64_t
   CampaignOutcome o;
   const auto campaign = store.campaign(id);
   if (!campaign) return o;
-  o.state = campaign->state;
+  o.state = to_string(campaign->state);
   o.error = campaign->error;
   std::set<std::string> tags;
   for (const auto& job : store.jobs(id)) {
     if (!tags.insert(job.tag).second) ++o.duplicate_tags;
-    o.jobs.emplace_back(job.tag, job.purpose, job.state, job.request);
+    o.jobs.emplace_back(job.tag, to_string(job.purpose), to_string(job.state), job.request);
     const auto request = job.request.get<BenchmarkRequest>();
     o.planned_runs += request.configs.size() * static_cast<std::size_t>(request.repeats);
     for (const auto& run : store.runs_of_job(job.id)) {

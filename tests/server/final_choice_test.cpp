@@ -65,7 +65,7 @@ RunRecord final_run(std::int64_t job, int repeat, TuningConfig config,
   r.job_id = job;
   r.repeat = repeat;
   r.config = config;
-  r.purpose = "final";
+  r.purpose = JobPurpose::final;
   r.outcome = outcome;
   for (const auto& [size, us] : rows) r.rows.push_back(OsuRow{size, us, {}, {}, {}, {}});
   return r;

@@ -56,8 +56,8 @@ TEST(PairedFinalPhase, SmallSpacesCostNoMoreThanTheSearchAndPicksCarryIntervals)
   CancelFlag cancel;
   ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
   for (const auto& ctx : store.contexts(id)) {
-    const auto search = store.runs_of_context(ctx.id, "search").size();
-    const auto final_runs = store.runs_of_context(ctx.id, "final").size();
+    const auto search = store.runs_of_context(ctx.id, JobPurpose::search).size();
+    const auto final_runs = store.runs_of_context(ctx.id, JobPurpose::final).size();
     SearchSpace space(ctx.collective, ctx.comm_size, table);
     if (space.size() < 20) {
       EXPECT_LE(final_runs, search) << name(ctx.collective);
@@ -176,7 +176,7 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
                      {"samples", 4}});
   }
   store.save_context_result(ctx.id, {{"picks", picks}, {"evaluations", 0}, {"space", 0}});
-  store.set_context_state(ctx.id, "done");
+  store.set_context_state(ctx.id, ContextState::done);
 
   JobExecutor executor(store, backend, nullptr);
   RulesStageOptions options;
@@ -207,7 +207,7 @@ TEST(VerificationActs, SlowerSizeIsRevertedAndTheFileRewrittenAndReverified) {
   EXPECT_EQ(on_disk, newest.content);
   EXPECT_NE(first.content, newest.content);
   int verify_jobs = 0;
-  for (const auto& job : store.jobs(id)) verify_jobs += job.purpose == "verify";
+  for (const auto& job : store.jobs(id)) verify_jobs += job.purpose == JobPurpose::verify;
   EXPECT_GE(verify_jobs, 2);
   // The picks say default at 16 B now, with the reason; the report shows it.
   const json report = campaign_report(store, id, table);

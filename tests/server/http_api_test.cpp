@@ -140,7 +140,7 @@ TEST(HttpApi, CampaignRunsToRulesAndEveryViewAgrees) {
   auto conv = json_of(client.Get("/api/v1/campaigns/" + std::to_string(id) + "/convergence"));
   const auto& ctx = conv.at("contexts").at(0);
   const auto search_runs =
-      d.daemon().store().runs_of_context(ctx.at("context_id"), "search").size();
+      d.daemon().store().runs_of_context(ctx.at("context_id"), JobPurpose::search).size();
   EXPECT_EQ(ctx.at("evaluations").size(), search_runs);
   ASSERT_FALSE(ctx.at("sizes").empty());
   for (const auto& s : ctx.at("sizes")) {
@@ -226,7 +226,8 @@ TEST(HttpApi, PauseResumeAndCancelFollowTheStateMachine) {
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body).at("state"), "cancelled");
   for (const auto& job : d.daemon().store().jobs(id))
-    EXPECT_TRUE(job.state == "done" || job.state == "cancelled") << job.tag << " " << job.state;
+    EXPECT_TRUE(job.state == JobState::done || job.state == JobState::cancelled)
+        << job.tag << " " << to_string(job.state);
   res = client.Post("/api/v1/campaigns/" + std::to_string(id) + "/resume", "", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 409);
@@ -424,7 +425,7 @@ TEST(HttpApi, CampaignsLeftRunningResumeWhenTheDaemonStartsAgain) {
     wait_for_state(client, id, {"running"}, std::chrono::seconds(5));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     daemon.stop();  // a clean stop: the campaign stays "running"
-    EXPECT_EQ(daemon.store().campaign(id)->state, "running");
+    EXPECT_EQ(daemon.store().campaign(id)->state, CampaignState::running);
     runs_before = daemon.store().count_runs(id);
   }
   config["backends"] = {{"sim", {{"noise", "none"}}}};

@@ -52,7 +52,7 @@ class RetuneTest : public ::testing::Test {
                              {"strategy", "bo"},
                              {"seed", 7}});
     const auto id = CampaignEngine::create_campaign(*store_, spec);
-    store_->set_campaign_state(id, "done");
+    store_->set_campaign_state(id, CampaignState::done);
     RulesVersionRecord r;
     r.campaign_id = id;
     r.format = "classic";
@@ -110,7 +110,7 @@ TEST_F(RetuneTest, OpenMpiUpgradeStartsAWarmStartedCampaignWithTheSameSpec) {
   got.erase("name");
   expected.erase("name");
   EXPECT_EQ(got, expected);
-  EXPECT_EQ(d.campaign->state, "queued");
+  EXPECT_EQ(d.campaign->state, CampaignState::queued);
   const auto j = d.to_json();
   EXPECT_EQ(j.at("action"), "retune");
   EXPECT_EQ(j.at("relevant_changes"), 1);
@@ -127,7 +127,7 @@ TEST_F(RetuneTest, FinishedReTuneAwaitsItsDeployInsteadOfStartingAgain) {
   tuned_campaign(recorded({}));
   const auto d = check(recorded({"ompi-4.1.6"}));
   ASSERT_EQ(d.action, "retune");
-  store_->set_campaign_state(d.campaign->id, "done");
+  store_->set_campaign_state(d.campaign->id, CampaignState::done);
   RulesVersionRecord r;
   r.campaign_id = d.campaign->id;
   r.format = "classic";
@@ -182,7 +182,7 @@ TEST_F(RetuneTest, MaxAgeAndForce) {
   const auto old = check(recorded({}), age, created + 31 * 86400.0);
   ASSERT_EQ(old.action, "retune");
   EXPECT_NE(old.message.find("31.0 days old"), std::string::npos) << old.message;
-  store_->set_campaign_state(old.campaign->id, "done");
+  store_->set_campaign_state(old.campaign->id, CampaignState::done);
 
   RetuneOptions force;
   force.force = true;

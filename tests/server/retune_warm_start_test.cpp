@@ -123,13 +123,14 @@ Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint
   o.seconds = campaign_benchmark_seconds(store, id);
   o.runs = store.count_runs(id);
   for (const auto& ctx : store.contexts(id))
-    for (const auto& run : store.runs_of_context(ctx.id, "search"))
+    for (const auto& run : store.runs_of_context(ctx.id, JobPurpose::search))
       o.search_seconds += run.provenance.end_time - run.provenance.start_time;
   for (const auto& ctx : store.contexts(id))
     std::printf("  campaign %lld %s: search %zu final %zu evaluations %d\n",
                 static_cast<long long>(id), std::string(name(ctx.collective)).c_str(),
-                store.runs_of_context(ctx.id, "search").size(),
-                store.runs_of_context(ctx.id, "final").size(), ctx.result.value("evaluations", 0));
+                store.runs_of_context(ctx.id, JobPurpose::search).size(),
+                store.runs_of_context(ctx.id, JobPurpose::final).size(),
+                ctx.result.value("evaluations", 0));
   return o;
 }
 
@@ -228,7 +229,7 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
     CancelFlag cancel;
     ASSERT_EQ(engine.run(first, cancel), EngineOutcome::completed) << engine.error();
   }
-  store.set_campaign_state(first, "done");
+  store.set_campaign_state(first, CampaignState::done);
   RulesVersionRecord r;
   r.campaign_id = first;
   r.format = "classic";
@@ -273,13 +274,14 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
   }
   for (const auto& c : store.contexts(second)) {
     std::set<TuningConfig> seen;
-    for (const auto& run : store.runs_of_context(c.id, "search"))
+    for (const auto& run : store.runs_of_context(c.id, JobPurpose::search))
       EXPECT_TRUE(seen.insert(run.config).second) << c.comm_size << " " << to_string(run.config);
   }
 
   auto search_runs = [&](std::int64_t id) {
     std::size_t n = 0;
-    for (const auto& c : store.contexts(id)) n += store.runs_of_context(c.id, "search").size();
+    for (const auto& c : store.contexts(id))
+      n += store.runs_of_context(c.id, JobPurpose::search).size();
     return n;
   };
   const std::size_t first_runs = search_runs(first), second_runs = search_runs(second);
@@ -341,7 +343,7 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
     // The re-measured points ran first: the default at every size, in the first batches.
     std::set<int> default_at;
     for (const auto& c : group)
-      for (const auto& run : store.runs_of_context(c.id, "search"))
+      for (const auto& run : store.runs_of_context(c.id, JobPurpose::search))
         if (run.config.is_default()) default_at.insert(c.comm_size);
     EXPECT_EQ(default_at, (std::set<int>{2, 4, 8}));
   }
@@ -404,7 +406,7 @@ TEST(RetuneWarmStart, APerContextReTuneCanStillProveTheGainsACampaignProves) {
     for (const auto& k : c.result.at("picks")) n += k.at("best").at("algorithm").get<int>() != 0;
     return n;
   };
-  auto runs = [&](const ContextRecord& c, const char* purpose) {
+  auto runs = [&](const ContextRecord& c, JobPurpose purpose) {
     return store.runs_of_context(c.id, purpose).size();
   };
   const ContextRecord first = run(base, 2, 0);
@@ -413,12 +415,13 @@ TEST(RetuneWarmStart, APerContextReTuneCanStillProveTheGainsACampaignProves) {
   std::printf(
       "reduce P=4 on 2 nodes: first campaign %zu search / %zu final runs, %d sizes tuned; "
       "cold %zu / %zu, %d; warm %zu / %zu, %d\n",
-      runs(first, "search"), runs(first, "final"), tuned(first), runs(cold, "search"),
-      runs(cold, "final"), tuned(cold), runs(warm, "search"), runs(warm, "final"), tuned(warm));
+      runs(first, JobPurpose::search), runs(first, JobPurpose::final), tuned(first),
+      runs(cold, JobPurpose::search), runs(cold, JobPurpose::final), tuned(cold),
+      runs(warm, JobPurpose::search), runs(warm, JobPurpose::final), tuned(warm));
   ASSERT_GT(tuned(cold), 0);
-  EXPECT_LT(runs(warm, "search"), runs(cold, "search"));
+  EXPECT_LT(runs(warm, JobPurpose::search), runs(cold, JobPurpose::search));
   // The warm final phase ran more than its own search's runs: the reused ones count.
-  EXPECT_GT(runs(warm, "final"), runs(warm, "search"));
+  EXPECT_GT(runs(warm, JobPurpose::final), runs(warm, JobPurpose::search));
   EXPECT_GE(2 * tuned(warm), tuned(cold));
 }
 

@@ -91,7 +91,7 @@ std::size_t expect_one_slurm_job_per_tag(const std::string& db, std::int64_t cam
   const auto jobs = store.jobs(campaign);
   EXPECT_FALSE(jobs.empty());
   for (const auto& job : jobs) {
-    EXPECT_EQ(job.state, "done") << job.tag;
+    EXPECT_EQ(job.state, JobState::done) << job.tag;
     const auto request = job.request.get<BenchmarkRequest>();
     std::set<std::pair<std::size_t, int>> seen;
     for (const auto& run : store.runs_of_job(job.id)) {

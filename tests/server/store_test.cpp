@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <set>
 
 #include "campaign/database_owner.h"
 #include "campaign/rules_deployment.h"
@@ -47,11 +51,12 @@ TEST_F(StoreTest, RecordsRunsWithMeasurementsAndProvenanceAcrossReopen) {
   std::int64_t job_id = 0, context_id = 0;
   {
     Store store(path_);
-    auto campaign = store.create_campaign("c", {{"backend", "local"}}, "queued");
+    auto campaign = store.create_campaign("c", {{"backend", "local"}}, CampaignState::queued);
     context_id = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-    job_id = store.create_job(campaign, context_id, "tag-1", "local", "search", {{"x", 1}});
-    EXPECT_EQ(store.job(job_id)->state, "submitting");
-    EXPECT_TRUE(store.record_run(job_id, context_id, "search", make_run(0, 0)));
+    job_id =
+        store.create_job(campaign, context_id, "tag-1", "local", JobPurpose::search, {{"x", 1}});
+    EXPECT_EQ(store.job(job_id)->state, JobState::submitting);
+    EXPECT_TRUE(store.record_run(job_id, context_id, JobPurpose::search, make_run(0, 0)));
   }
   Store reopened(path_);
   auto runs = reopened.runs_of_context(context_id);
@@ -67,31 +72,32 @@ TEST_F(StoreTest, RecordsRunsWithMeasurementsAndProvenanceAcrossReopen) {
 
 TEST_F(StoreTest, RecordingTheSameRunTwiceStoresItOnce) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::gather, 4, 1, 0);
-  auto job = store.create_job(campaign, ctx, "tag", "local", "search", {});
-  EXPECT_TRUE(store.record_run(job, ctx, "search", make_run(1, 0)));
-  EXPECT_FALSE(store.record_run(job, ctx, "search", make_run(1, 0)));
-  EXPECT_TRUE(store.record_run(job, ctx, "search", make_run(1, 1)));
+  auto job = store.create_job(campaign, ctx, "tag", "local", JobPurpose::search, {});
+  EXPECT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 0)));
+  EXPECT_FALSE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 0)));
+  EXPECT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(1, 1)));
   EXPECT_EQ(store.runs_of_job(job).size(), 2u);
   EXPECT_EQ(store.count_measurements(campaign), 4);
 }
 
 TEST_F(StoreTest, JobTagsAreUnique) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-  store.create_job(campaign, ctx, "same", "local", "search", {});
-  EXPECT_THROW(store.create_job(campaign, ctx, "same", "local", "search", {}), sql::Error);
+  store.create_job(campaign, ctx, "same", "local", JobPurpose::search, {});
+  EXPECT_THROW(store.create_job(campaign, ctx, "same", "local", JobPurpose::search, {}),
+               sql::Error);
 }
 
 TEST_F(StoreTest, CompleteJobSavesStateAtomically) {
   Store store(path_);
-  auto campaign = store.create_campaign("c", {}, "running");
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
   auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 0);
-  auto job = store.create_job(campaign, ctx, "t", "local", "search", {});
-  store.complete_job(job, "done", ctx, {{"next", 8}});
-  EXPECT_EQ(store.job(job)->state, "done");
+  auto job = store.create_job(campaign, ctx, "t", "local", JobPurpose::search, {});
+  store.complete_job(job, JobState::done, ctx, {{"next", 8}});
+  EXPECT_EQ(store.job(job)->state, JobState::done);
   EXPECT_EQ(store.context(ctx)->optimizer_state.at("next"), 8);
   EXPECT_TRUE(store.unfinished_jobs().empty());
 }
@@ -146,7 +152,7 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
   std::int64_t last_retune = 0;
   {
     Store store(path_);
-    const auto c = store.create_campaign("c", {}, "done");
+    const auto c = store.create_campaign("c", {}, CampaignState::done);
     for (int i = 0; i < 50; ++i) {
       store.add_event(c, "run", {{"n", i}});
       if (i == 10) last_retune = store.add_event(std::nullopt, "retune_started", {{"n", i}});
@@ -159,8 +165,8 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr,
-                           nullptr, nullptr),
+    ASSERT_EQ(sqlite3_exec(db, "DROP INDEX events_by_type; PRAGMA user_version=2", nullptr, nullptr,
+                           nullptr),
               SQLITE_OK);
     sqlite3_close(db);
   }
@@ -182,18 +188,164 @@ TEST_F(StoreTest, TheLastEventOfATypeUsesAnIndexThatOlderStoresGet) {
 
 TEST_F(StoreTest, ListsCampaignsNewestFirstWithStateFilterAndEvents) {
   Store store(path_);
-  auto a = store.create_campaign("a", {}, "done");
-  auto b = store.create_campaign("b", {}, "running");
+  auto a = store.create_campaign("a", {}, CampaignState::done);
+  auto b = store.create_campaign("b", {}, CampaignState::running);
   auto list = store.campaigns();
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].id, b);
-  EXPECT_EQ(store.campaigns("done").at(0).id, a);
-  EXPECT_EQ(store.count_campaigns("running"), 1);
+  EXPECT_EQ(store.campaigns(CampaignState::done).at(0).id, a);
+  EXPECT_EQ(store.count_campaigns(CampaignState::running), 1);
   auto e1 = store.add_event(a, "run", {{"n", 1}});
   store.add_event(b, "run", {{"n", 2}});
   auto after = store.events_after(e1);
   ASSERT_EQ(after.size(), 1u);
   EXPECT_EQ(after[0].payload.at("n"), 2);
+}
+
+// The text a state or purpose column holds for row `id` of `table`, read past the store.
+std::string stored_text(const std::string& path, const std::string& table,
+                        const std::string& column, std::int64_t id) {
+  sql::Database raw(path);
+  auto s = raw.prepare("SELECT " + column + " FROM " + table + " WHERE id = ?");
+  s.bind(1, id);
+  EXPECT_TRUE(s.step()) << table << " " << id;
+  return s.text(0);
+}
+
+TEST_F(StoreTest, EveryStateAndPurposeRoundTripsAsItsStoredString) {
+  Store store(path_);
+  for (const CampaignState state :
+       {CampaignState::queued, CampaignState::running, CampaignState::paused, CampaignState::done,
+        CampaignState::failed, CampaignState::cancelled}) {
+    const auto created = store.create_campaign("c", {}, state);
+    EXPECT_EQ(store.campaign(created)->state, state) << to_string(state);
+    EXPECT_EQ(stored_text(path_, "campaigns", "state", created), to_string(state));
+    const auto set = store.create_campaign("s", {}, CampaignState::queued);
+    store.set_campaign_state(set, state, "why");
+    EXPECT_EQ(store.campaign(set)->state, state) << to_string(state);
+    EXPECT_EQ(stored_text(path_, "campaigns", "state", set), to_string(state));
+    const auto listed = store.campaigns(state);
+    EXPECT_EQ(static_cast<std::int64_t>(listed.size()), store.count_campaigns(state));
+    EXPECT_TRUE(std::all_of(listed.begin(), listed.end(),
+                            [&](const CampaignRecord& c) { return c.state == state; }));
+  }
+  EXPECT_EQ(store.count_campaigns(), 12);
+
+  const auto campaign = store.create_campaign("jobs", {}, CampaignState::running);
+  for (const ContextState state :
+       {ContextState::pending, ContextState::searching, ContextState::finalizing,
+        ContextState::done, ContextState::failed}) {
+    const auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 4);
+    store.set_context_state(ctx, state);
+    EXPECT_EQ(store.context(ctx)->state, state) << to_string(state);
+    EXPECT_EQ(store.contexts(campaign).back().state, state);
+    EXPECT_EQ(store.contexts_brief(campaign).back().state, state);
+    EXPECT_EQ(store.context_states(campaign).back(), state);
+    EXPECT_EQ(stored_text(path_, "contexts", "state", ctx), to_string(state));
+  }
+  const auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 4);
+  EXPECT_EQ(store.context(ctx)->state, ContextState::pending);  // the default
+
+  int tag = 0;
+  for (const JobState state :
+       {JobState::submitting, JobState::running, JobState::done, JobState::cancelled}) {
+    const auto job = store.create_job(campaign, ctx, "state-" + std::to_string(++tag), "local",
+                                      JobPurpose::search, {});
+    EXPECT_EQ(store.job(job)->state, JobState::submitting);
+    store.set_job_state(job, state);
+    EXPECT_EQ(store.job(job)->state, state) << to_string(state);
+    EXPECT_EQ(stored_text(path_, "jobs", "state", job), to_string(state));
+    const auto page = store.jobs_page(state, campaign, 100, 0);
+    ASSERT_EQ(page.size(), 1u) << to_string(state);
+    EXPECT_EQ(page.at(0).id, job);
+    EXPECT_EQ(store.count_jobs(state, campaign), 1);
+    EXPECT_EQ(store.count_jobs(state, 0), 1);
+    const auto unfinished = store.unfinished_jobs();
+    EXPECT_EQ(std::any_of(unfinished.begin(), unfinished.end(),
+                          [&](const JobRecord& j) { return j.id == job; }),
+              is_unfinished(state));
+  }
+  EXPECT_EQ(store.count_jobs(std::nullopt, campaign), 4);
+  const auto running = store.create_job(campaign, ctx, "running", "local", JobPurpose::search, {});
+  store.set_job_backend_id(running, "b-1");
+  EXPECT_EQ(store.job(running)->state, JobState::running);
+  store.complete_job(running, JobState::done, ctx, nullptr);
+  EXPECT_EQ(store.job(running)->state, JobState::done);
+
+  std::size_t runs = 0;
+  for (const JobPurpose purpose : kJobPurposes) {
+    const std::string name = std::string("purpose-") + to_string(purpose);
+    const auto job = store.create_job(campaign, ctx, name, "local", purpose, {});
+    EXPECT_EQ(store.job(job)->purpose, purpose) << name;
+    EXPECT_EQ(store.job_by_tag(name)->purpose, purpose) << name;
+    EXPECT_EQ(stored_text(path_, "jobs", "purpose", job), to_string(purpose));
+    ASSERT_TRUE(store.record_run(job, ctx, purpose, make_run(0, 0)));
+    ++runs;
+    const auto of_job = store.runs_of_job(job);
+    ASSERT_EQ(of_job.size(), 1u);
+    EXPECT_EQ(of_job.at(0).purpose, purpose) << name;
+    EXPECT_EQ(stored_text(path_, "runs", "purpose", of_job.at(0).id), to_string(purpose));
+    const auto filtered = store.runs_of_context(ctx, purpose);
+    ASSERT_EQ(filtered.size(), 1u) << name;
+    EXPECT_EQ(filtered.at(0).id, of_job.at(0).id);
+    EXPECT_EQ(store.runs_of_context(ctx).size(), runs);
+  }
+  std::set<JobPurpose> measured;
+  for (const auto& row : store.measurements_page(campaign, 1000, 0)) measured.insert(row.purpose);
+  EXPECT_EQ(measured, std::set<JobPurpose>(std::begin(kJobPurposes), std::end(kJobPurposes)));
+}
+
+// Writes text that names no state or purpose into `column` of row `id` past the store, expects
+// `read` to throw an error naming the table, the row, the column and the text (never a value
+// made up in its place), and puts the stored text back.
+void expect_refused(const std::string& path, const std::string& table, const std::string& column,
+                    std::int64_t id, const std::function<void()>& read) {
+  const std::string bad = "exploded-" + column;
+  const std::string good = stored_text(path, table, column, id);
+  auto write = [&](const std::string& text) {
+    sql::Database raw(path);
+    raw.prepare("UPDATE " + table + " SET " + column + " = ? WHERE id = ?")
+        .bind(1, text)
+        .bind(2, id)
+        .exec();
+  };
+  write(bad);
+  try {
+    read();
+    ADD_FAILURE() << table << "." << column << " '" << bad << "' was read without an error";
+  } catch (const sql::Error& e) {
+    const std::string what = e.what();
+    for (const std::string& part :
+         {"'" + bad + "'", "table " + table, "id " + std::to_string(id), column})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " in: " << what;
+  }
+  write(good);
+}
+
+TEST_F(StoreTest, AStoredStateOrPurposeThatNamesNoneIsAnError) {
+  Store store(path_);
+  const auto campaign = store.create_campaign("c", {}, CampaignState::running);
+  const auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 4);
+  const auto job = store.create_job(campaign, ctx, "t", "local", JobPurpose::search, {});
+  ASSERT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(0, 0)));
+  const auto run = store.runs_of_job(job).at(0).id;
+
+  expect_refused(path_, "runs", "purpose", run, [&] { store.runs_of_context(ctx); });
+  expect_refused(path_, "runs", "purpose", run, [&] { store.runs_of_job(job); });
+  expect_refused(path_, "runs", "purpose", run, [&] { store.measurements_page(campaign, 10, 0); });
+  expect_refused(path_, "jobs", "purpose", job, [&] { store.job(job); });
+  expect_refused(path_, "jobs", "state", job, [&] { store.jobs(campaign); });
+  expect_refused(path_, "jobs", "state", job, [&] { store.jobs_page(std::nullopt, 0, 10, 0); });
+  expect_refused(path_, "contexts", "state", ctx, [&] { store.context(ctx); });
+  expect_refused(path_, "contexts", "state", ctx, [&] { store.contexts_brief(campaign); });
+  expect_refused(path_, "contexts", "state", ctx, [&] { store.context_states(campaign); });
+  expect_refused(path_, "campaigns", "state", campaign, [&] { store.campaign(campaign); });
+  expect_refused(path_, "campaigns", "state", campaign, [&] { store.campaigns(); });
+  // Each put back: the rows read as before.
+  EXPECT_EQ(store.campaign(campaign)->state, CampaignState::running);
+  EXPECT_EQ(store.context(ctx)->state, ContextState::pending);
+  EXPECT_EQ(store.job(job)->state, JobState::submitting);
+  EXPECT_EQ(store.runs_of_job(job).at(0).purpose, JobPurpose::search);
 }
 
 }  // namespace
@@ -245,7 +397,7 @@ TEST_F(StoreTest, DamagedStoreIsRefusedAtOpen) {
     Store store(path_);
     for (int i = 0; i < 200; ++i)
       store.create_campaign("campaign " + std::to_string(i), {{"pad", std::string(300, 'x')}},
-                            "done");
+                            CampaignState::done);
   }
   ASSERT_FALSE(std::filesystem::exists(path_ + "-wal") &&
                std::filesystem::file_size(path_ + "-wal"));

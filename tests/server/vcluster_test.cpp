@@ -197,7 +197,7 @@ std::size_t expect_runs_once_on_their_nodes(const std::string& db, std::int64_t 
   Store store(db);
   std::size_t runs = 0;
   for (const auto& job : store.jobs(campaign)) {
-    EXPECT_EQ(job.state, "done") << job.tag;
+    EXPECT_EQ(job.state, JobState::done) << job.tag;
     const auto request = job.request.get<BenchmarkRequest>();
     std::set<std::pair<std::size_t, int>> seen;
     for (const auto& run : store.runs_of_job(job.id)) {

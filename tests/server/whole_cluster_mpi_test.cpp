@@ -8,12 +8,12 @@
 #include <random>
 #include <set>
 
-#include "rules/rules_reader.h"
-#include "runner/local_backend.h"
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_spec.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
+#include "rules/rules_reader.h"
+#include "runner/local_backend.h"
 
 namespace colltune {
 namespace {
@@ -53,9 +53,9 @@ TEST(WholeClusterMpi, LocalCampaignVerifiedAtMeasuredAndPredictedSizes) {
     CancelFlag cancel;
     ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
     for (const auto& c : store.contexts(id)) {
-      EXPECT_EQ(c.state, "done");
+      EXPECT_EQ(c.state, ContextState::done);
       // Every run recorded with its size's placement: mpirun -np P.
-      for (const auto& run : store.runs_of_context(c.id, "search")) {
+      for (const auto& run : store.runs_of_context(c.id, JobPurpose::search)) {
         const auto& argv = run.provenance.argv;
         auto np = std::find(argv.begin(), argv.end(), "-np");
         ASSERT_TRUE(np != argv.end() && std::next(np) != argv.end());

@@ -251,7 +251,7 @@ TEST(ClusterRules, APredictedBlockNamesALayoutThatHoldsIt) {
     c.comm_size = comm_size;
     c.nodes = nodes;
     c.ppn = ppn;
-    c.state = "done";
+    c.state = ContextState::done;
     c.result = {{"picks", {{{"msg_size", 4}, {"best", TuningConfig{}}}}}};
     return c;
   };
@@ -385,10 +385,10 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   const auto contexts = store_->contexts(id);
   std::map<Collective, int> search_runs;
   for (const auto& c : contexts) {
-    EXPECT_EQ(c.state, "done");
+    EXPECT_EQ(c.state, ContextState::done);
     int runs = 0;
     for (const auto& job : store_->jobs(id))
-      if (job.context_id == c.id && job.purpose == "search") {
+      if (job.context_id == c.id && job.purpose == JobPurpose::search) {
         const BenchmarkRequest r = job.request.get<BenchmarkRequest>();
         EXPECT_EQ(r.comm_size, c.comm_size);
         EXPECT_EQ(r.nodes, c.nodes);
@@ -484,8 +484,8 @@ TEST_F(WholeCluster, ASizeTheBudgetNeverRanKeepsTheDefaultAndTheCampaignStillWri
   ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
   std::set<int> never_run;
   for (const auto& c : store_->contexts(id)) {
-    EXPECT_EQ(c.state, "done") << c.comm_size;
-    if (!store_->runs_of_context(c.id, "search").empty()) continue;
+    EXPECT_EQ(c.state, ContextState::done) << c.comm_size;
+    if (!store_->runs_of_context(c.id, JobPurpose::search).empty()) continue;
     never_run.insert(c.comm_size);
     ASSERT_TRUE(c.result.contains("picks")) << c.result.dump();
     ASSERT_FALSE(c.result.at("picks").empty());
@@ -557,7 +557,7 @@ TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
     int runs = 0;
     std::set<std::pair<int, TuningConfig>> seen;
     for (const auto& c : group)
-      for (const auto& run : store_->runs_of_context(c.id, "search")) {
+      for (const auto& run : store_->runs_of_context(c.id, JobPurpose::search)) {
         ++runs;
         EXPECT_TRUE(seen.insert({c.comm_size, run.config}).second)
             << name(c.collective) << " P=" << c.comm_size << " " << to_string(run.config);
@@ -599,9 +599,9 @@ TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
   std::map<int, int> replayed;  // comm size -> runs answered from the recording
   std::set<std::pair<int, TuningConfig>> unavailable;
   for (const auto& c : store_->contexts(id)) {
-    EXPECT_EQ(c.state, "done");
+    EXPECT_EQ(c.state, ContextState::done);
     for (const auto& job : store_->jobs(id))
-      if (job.context_id == c.id && job.purpose == "search")
+      if (job.context_id == c.id && job.purpose == JobPurpose::search)
         for (const auto& run : store_->runs_of_job(job.id)) {
           if (run.outcome == RunOutcome::ok) ++replayed[c.comm_size];
           if (run.outcome == RunOutcome::unavailable) {
@@ -660,8 +660,8 @@ TEST_F(WholeCluster, AnInterruptedBatchResumesExactlyAsInAPerContextCampaign) {
     std::map<std::int64_t, std::size_t> unfinished;  // job -> runs it is to make
     std::size_t recorded = 0, planned = 0;
     for (const auto& job : store_->jobs(id)) {
-      if (job.state == "done") continue;
-      EXPECT_EQ(job.purpose, "search");
+      if (job.state == JobState::done) continue;
+      EXPECT_EQ(job.purpose, JobPurpose::search);
       const auto request = job.request.get<BenchmarkRequest>();
       unfinished[job.id] = request.configs.size() * static_cast<std::size_t>(request.repeats);
       recorded += store_->runs_of_job(job.id).size();
@@ -694,8 +694,8 @@ TEST_F(WholeCluster, AnInterruptedBatchResumesExactlyAsInAPerContextCampaign) {
     auto search_runs = [](Store& store, std::int64_t campaign) {
       std::multiset<std::tuple<std::string, int, TuningConfig>> runs;
       for (const auto& c : store.contexts(campaign)) {
-        EXPECT_EQ(c.state, "done");
-        for (const auto& run : store.runs_of_context(c.id, "search"))
+        EXPECT_EQ(c.state, ContextState::done);
+        for (const auto& run : store.runs_of_context(c.id, JobPurpose::search))
           runs.insert({std::string(name(c.collective)), c.comm_size, run.config});
       }
       return runs;
