@@ -11,6 +11,11 @@
 
 namespace colltune::sim::algo {
 
+// The trace line of a segmented algorithm: "<name> segsize=<bytes>".
+inline std::string seg_trace(const char* name, int segsize) {
+  return std::string(name) + " segsize=" + std::to_string(segsize);
+}
+
 struct Context {
   Schedule& schedule;
   int comm_size;

@@ -13,10 +13,6 @@ namespace {
 
 std::int64_t rectify_diff(std::int64_t a, std::int64_t b) { return a > b ? a - b : 0; }
 
-std::string seg_trace(const char* name, int segsize) {
-  return std::string(name) + " segsize=" + std::to_string(segsize);
-}
-
 // Binomial-tree scatter shared by both scatter_allgather variants. Returns, per rank, the
 // number of elements it holds afterwards (curr_count).
 std::vector<std::int64_t> binomial_scatter(Context& c, std::int64_t count,

@@ -10,14 +10,6 @@
 
 namespace colltune::sim::algo {
 
-namespace {
-
-std::string seg_trace(const char* name, int segsize) {
-  return std::string(name) + " segsize=" + std::to_string(segsize);
-}
-
-}  // namespace
-
 int floor_power_of_two(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
