@@ -4,56 +4,26 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
+
+#include "runner/ompi_scratch.h"
 
 extern char** environ;
 
 namespace colltune::osu_bench::testing {
-namespace {
-
-// Open MPI's session directory and its ranks' shared-memory segments in a folder of one child's
-// own, removed after it: an mpirun killed at its timeout (SIGKILL) removes none of them, and
-// they would stay in the temp folder and /dev/shm (the project's runs do the same: runner/
-// ompi_scratch.h).
-class OmpiScratchDir {
- public:
-  OmpiScratchDir() {
-    std::error_code ec;
-    std::string pattern =
-        (std::filesystem::temp_directory_path(ec) / "colltune-bench-test-XXXXXX").string();
-    if (!ec && ::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~OmpiScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  OmpiScratchDir(const OmpiScratchDir&) = delete;
-  OmpiScratchDir& operator=(const OmpiScratchDir&) = delete;
-  // Empty when the folder could not be made (Open MPI's defaults then).
-  std::map<std::string, std::string> environment() const {
-    if (path_.empty()) return {};
-    return {{"OMPI_MCA_orte_tmpdir_base", path_.string()},
-            {"OMPI_MCA_btl_vader_backing_directory", path_.string()}};
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::map<std::string, std::string>& extra_env, double timeout_s) {
   ChildResult result;
   const auto start = std::chrono::steady_clock::now();
-  const OmpiScratchDir scratch;
+  // Open MPI's session folder and shared-memory segments in folders of this child's own, removed
+  // after it: an mpirun killed at its timeout (SIGKILL) removes none of them.
+  const colltune::OmpiScratch scratch(colltune::OmpiScratch::default_temp_base(),
+                                      colltune::OmpiScratch::default_shm_base());
   std::map<std::string, std::string> set_env = scratch.environment();
   for (const auto& [key, value] : extra_env) set_env[key] = value;
 

@@ -1,6 +1,6 @@
 // Test helper: runs a program from an argv vector (no shell) with extra environment variables,
 // captures stdout and stderr separately, and kills it after a timeout. Open MPI's scratch files
-// of the child go to a folder of its own, removed when it is over.
+// of the child go to folders of its own, removed when it is over.
 #pragma once
 
 #include <map>
