@@ -203,7 +203,9 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     process_options.should_stop = [&cancel] { return cancel.cancelled(); };
     process_options.kill_leftovers = true;  // ranks must not outlive their mpirun
     // Removed when this iteration ends: run_process has killed the launch's whole session then.
-    const OmpiScratch scratch(options_.ompi_temp_base, options_.ompi_shm_base);
+    // Under the folders the request's own environment names, if it names them.
+    const OmpiScratch scratch(OmpiScratch::temp_base_in(launch.env, options_.ompi_temp_base),
+                              OmpiScratch::shm_base_in(launch.env, options_.ompi_shm_base));
     for (auto& [name, value] : scratch.environment()) process_options.env[name] = value;
 
     result.provenance.start_time = now_seconds();

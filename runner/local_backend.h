@@ -24,8 +24,9 @@ struct LocalBackendOptions {
   // laptop only exhaust it).
   int max_ranks_per_core = 8;
   // Where each run's Open MPI scratch goes (runner/ompi_scratch.h): a directory of the run's own
-  // under each, removed after the run however it ended. Empty = Open MPI's defaults on Linux (the
-  // system temp folder; /dev/shm).
+  // under each, removed after the run however it ended. Empty = where Open MPI would put them:
+  // the folders this process's OMPI_MCA_orte_tmpdir_base / OMPI_MCA_btl_vader_backing_directory
+  // name, else the system temp folder and /dev/shm. A request's extra_env naming them wins.
   std::filesystem::path ompi_temp_base;
   std::filesystem::path ompi_shm_base;
 };

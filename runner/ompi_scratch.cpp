@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -129,12 +130,54 @@ int OmpiScratch::sweep_orphans(const fs::path& temp_base, const fs::path& shm_ba
   return removed;
 }
 
+namespace {
+
+constexpr const char* kTempBaseNames[] = {"OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base"};
+constexpr const char* kShmBaseNames[] = {"OMPI_MCA_btl_vader_backing_directory",
+                                         "OMPI_MCA_btl_sm_backing_directory"};
+
+// The first of `names` set to an absolute path in this process's environment; empty if none.
+template <std::size_t N>
+fs::path named_in_process(const char* const (&names)[N]) {
+  for (const char* name : names) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && fs::path(value).is_absolute()) return value;
+  }
+  return {};
+}
+
+template <std::size_t N>
+fs::path named_in(const std::map<std::string, std::string>& env, const char* const (&names)[N],
+                  const fs::path& fallback) {
+  for (const char* name : names) {
+    const auto it = env.find(name);
+    if (it != env.end() && fs::path(it->second).is_absolute()) return it->second;
+  }
+  return fallback;
+}
+
+}  // namespace
+
 fs::path OmpiScratch::default_temp_base() {
+  if (fs::path named = named_in_process(kTempBaseNames); !named.empty()) return named;
   std::error_code ec;
   const fs::path dir = fs::temp_directory_path(ec);
   return ec ? fs::path("/tmp") : dir;
 }
 
-fs::path OmpiScratch::default_shm_base() { return "/dev/shm"; }
+fs::path OmpiScratch::default_shm_base() {
+  if (fs::path named = named_in_process(kShmBaseNames); !named.empty()) return named;
+  return "/dev/shm";
+}
+
+fs::path OmpiScratch::temp_base_in(const std::map<std::string, std::string>& env,
+                                   const fs::path& fallback) {
+  return named_in(env, kTempBaseNames, fallback);
+}
+
+fs::path OmpiScratch::shm_base_in(const std::map<std::string, std::string>& env,
+                                  const fs::path& fallback) {
+  return named_in(env, kShmBaseNames, fallback);
+}
 
 }  // namespace colltune

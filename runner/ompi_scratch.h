@@ -46,9 +46,18 @@ class OmpiScratch {
   static int sweep_orphans(const std::filesystem::path& temp_base,
                            const std::filesystem::path& shm_base);
 
-  // The defaults of Open MPI on Linux: the system temp folder and /dev/shm.
-  static std::filesystem::path default_temp_base();
+  // Where Open MPI would keep them for a process with this environment: the folder the
+  // admin named with OMPI_MCA_orte_tmpdir_base (PRTE_MCA_prte_tmpdir_base for Open MPI 5), else
+  // the system temp folder; OMPI_MCA_btl_vader_backing_directory (btl_sm_ for Open MPI 5), else
+  // /dev/shm. A run's folder goes under these, so an admin's choice of place still holds.
+  static std::filesystem::path default_temp_base();  // this process's environment
   static std::filesystem::path default_shm_base();
+  // The same, for a launch whose own environment (a request's extra_env) may name the folders;
+  // a name there wins over `fallback` (the backend's base).
+  static std::filesystem::path temp_base_in(const std::map<std::string, std::string>& env,
+                                            const std::filesystem::path& fallback);
+  static std::filesystem::path shm_base_in(const std::map<std::string, std::string>& env,
+                                           const std::filesystem::path& fallback);
 
  private:
   std::filesystem::path session_base_;

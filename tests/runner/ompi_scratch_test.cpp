@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -203,6 +205,68 @@ TEST(OmpiScratch, TheFoldersOfADeadProcessAreSweptAndNoOthers) {
   const LocalBackend backend(ScratchedBackend::options_on(temp, shm));
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(foreign));
+}
+
+// An admin who moved Open MPI's scratch (OMPI_MCA_orte_tmpdir_base in the daemon's environment,
+// e.g. off a small /tmp) keeps it there: each run's own folder goes under the named one.
+TEST(OmpiScratch, TheFoldersAnAdminNamesInTheEnvironmentAreTheBases) {
+  const TempDir named("colltune-scratch-admin");
+  struct Restore {
+    ~Restore() {
+      ::unsetenv("OMPI_MCA_orte_tmpdir_base");
+      ::unsetenv("OMPI_MCA_btl_vader_backing_directory");
+    }
+  } restore;
+  ::unsetenv("OMPI_MCA_orte_tmpdir_base");
+  ::unsetenv("OMPI_MCA_btl_vader_backing_directory");
+  EXPECT_EQ(OmpiScratch::default_temp_base(), fs::temp_directory_path());
+  EXPECT_EQ(OmpiScratch::default_shm_base(), fs::path("/dev/shm"));
+
+  ::setenv("OMPI_MCA_orte_tmpdir_base", named.path().c_str(), 1);
+  ::setenv("OMPI_MCA_btl_vader_backing_directory", (named.path() / "shm").c_str(), 1);
+  EXPECT_EQ(OmpiScratch::default_temp_base(), named.path());
+  EXPECT_EQ(OmpiScratch::default_shm_base(), named.path() / "shm");
+
+  ::setenv("OMPI_MCA_orte_tmpdir_base", "relative/dir", 1);  // not a place Open MPI would use
+  EXPECT_EQ(OmpiScratch::default_temp_base(), fs::temp_directory_path());
+
+  // A launch's own environment wins over the backend's base.
+  const std::map<std::string, std::string> env{{"PRTE_MCA_prte_tmpdir_base", "/var/scratch"}};
+  EXPECT_EQ(OmpiScratch::temp_base_in(env, "/tmp"), fs::path("/var/scratch"));
+  EXPECT_EQ(OmpiScratch::temp_base_in({}, "/tmp"), fs::path("/tmp"));
+  EXPECT_EQ(OmpiScratch::shm_base_in(env, "/dev/shm"), fs::path("/dev/shm"));
+}
+
+// A request whose environment names Open MPI's session folder: the run's own folder is made
+// there (Open MPI really uses it), not in the backend's base, and is gone after the run.
+TEST(OmpiScratch, ARunsFolderGoesUnderTheTmpdirItsRequestNames) {
+  ScratchedBackend local;
+  const TempDir named("colltune-scratch-named");
+  BenchmarkRequest request = long_bcast("scratch-named");
+  request.extra_env["OMPI_MCA_orte_tmpdir_base"] = named.path().string();
+  CancelFlag cancel;
+  std::atomic<bool> saw_session{false}, done{false};
+  bool base_was_empty = true;
+  std::thread watcher([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (!done && !saw_session && std::chrono::steady_clock::now() < until) {
+      for (const auto& f : files_under(named.path()))
+        if (f.rfind("colltune-ompi-", 0) == 0 && f.find("contact.txt") != std::string::npos)
+          saw_session = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    base_was_empty = files_under(local.temp.path()).empty();
+    cancel.cancel();
+  });
+  Results sink;
+  local.backend.run(request, sink, cancel);
+  done = true;
+  watcher.join();
+  EXPECT_TRUE(saw_session) << "no session under the named folder:" << listing(named.path());
+  EXPECT_TRUE(base_was_empty) << "the backend's base was used:" << listing(local.temp.path());
+  ASSERT_EQ(sink.results.size(), 1u);
+  EXPECT_EQ(sink.results[0].outcome, RunOutcome::cancelled) << sink.results[0].error;
+  EXPECT_TRUE(fs::is_empty(named.path())) << "left:" << listing(named.path());
 }
 
 // A base the run cannot write to: the run still runs, on Open MPI's defaults.
