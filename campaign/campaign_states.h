@@ -27,6 +27,13 @@ const char* to_string(ContextState state);
 const char* to_string(JobState state);
 const char* to_string(JobPurpose purpose);
 
+// Every state, in lifecycle order (the API's filters, the metrics' series).
+inline constexpr CampaignState kCampaignStates[] = {
+    CampaignState::queued, CampaignState::running, CampaignState::paused,
+    CampaignState::done,   CampaignState::failed,  CampaignState::cancelled};
+inline constexpr JobState kJobStates[] = {JobState::submitting, JobState::running, JobState::done,
+                                          JobState::cancelled};
+
 // Every purpose, in a campaign's order (search, final phase, the rules stage's checks).
 inline constexpr JobPurpose kJobPurposes[] = {JobPurpose::search, JobPurpose::final,
                                               JobPurpose::verify, JobPurpose::remeasure_tuned,

@@ -141,7 +141,7 @@ ContextRecord read_context(sql::Statement& s) {
   ContextRecord c;
   c.id = s.int64(0);
   c.campaign_id = s.int64(1);
-  c.collective = parse_collective(s.text(2)).value_or(Collective::bcast);
+  c.collective = stored_enum(parse_collective, s.text(2), "contexts", "collective", c.id);
   c.comm_size = s.integer(3);
   c.nodes = s.integer(4);
   c.ppn = s.integer(5);
@@ -609,7 +609,7 @@ RunRecord Store::read_run(sql::Statement& s) {
   r.config_index = static_cast<std::size_t>(s.int64(4));
   r.repeat = s.integer(5);
   r.config = TuningConfig{s.integer(6), s.integer(7), s.integer(8)};
-  r.outcome = parse_run_outcome(s.text(9)).value_or(RunOutcome::failed);
+  r.outcome = stored_enum(parse_run_outcome, s.text(9), "runs", "outcome", r.id);
   r.error = s.text(10);
   auto prov = parse_json_column(s.text(11));
   if (prov.is_object()) r.provenance = prov.get<Provenance>();
@@ -859,7 +859,7 @@ std::vector<Store::MeasurementRow> Store::measurements_page(std::int64_t campaig
     r.purpose = stored_enum(parse_job_purpose, s.text(3), "runs", "purpose", r.run_id);
     r.config = TuningConfig{s.integer(4), s.integer(5), s.integer(6)};
     r.repeat = s.integer(7);
-    r.outcome = s.text(8);
+    r.outcome = stored_enum(parse_run_outcome, s.text(8), "runs", "outcome", r.run_id);
     r.row.size = s.int64(9);
     r.row.avg_us = s.real(10);
     r.row.min_us = s.optional_real(11);
@@ -872,29 +872,40 @@ std::vector<Store::MeasurementRow> Store::measurements_page(std::int64_t campaig
 }
 
 namespace {
-std::vector<std::pair<std::string, std::int64_t>> grouped_counts(sql::Database& db,
-                                                                 const char* query) {
+
+// (value, count) of each group of `query` (SELECT column, count(*), min(id) ... GROUP BY
+// column); a stored text that names no value is an error naming a row of it, as in every read.
+template <typename E>
+std::vector<std::pair<E, std::int64_t>> grouped_counts(sql::Database& db, const char* query,
+                                                       std::optional<E> (*parse)(std::string_view),
+                                                       const char* table, const char* column) {
   auto s = db.prepare(query);
-  std::vector<std::pair<std::string, std::int64_t>> out;
-  while (s.step()) out.emplace_back(s.text(0), s.int64(1));
+  std::vector<std::pair<E, std::int64_t>> out;
+  while (s.step())
+    out.emplace_back(stored_enum(parse, s.text(0), table, column, s.int64(2)), s.int64(1));
   return out;
 }
 }  // namespace
 
-std::vector<std::pair<std::string, std::int64_t>> Store::campaign_state_counts() {
+std::vector<std::pair<CampaignState, std::int64_t>> Store::campaign_state_counts() {
   std::lock_guard lock(mutex_);
-  return grouped_counts(db_, "SELECT state, count(*) FROM campaigns GROUP BY state ORDER BY state");
+  return grouped_counts(
+      db_, "SELECT state, count(*), min(id) FROM campaigns GROUP BY state ORDER BY state",
+      parse_campaign_state, "campaigns", "state");
 }
 
-std::vector<std::pair<std::string, std::int64_t>> Store::job_state_counts() {
-  std::lock_guard lock(mutex_);
-  return grouped_counts(db_, "SELECT state, count(*) FROM jobs GROUP BY state ORDER BY state");
-}
-
-std::vector<std::pair<std::string, std::int64_t>> Store::run_outcome_counts() {
+std::vector<std::pair<JobState, std::int64_t>> Store::job_state_counts() {
   std::lock_guard lock(mutex_);
   return grouped_counts(db_,
-                        "SELECT outcome, count(*) FROM runs GROUP BY outcome ORDER BY outcome");
+                        "SELECT state, count(*), min(id) FROM jobs GROUP BY state ORDER BY state",
+                        parse_job_state, "jobs", "state");
+}
+
+std::vector<std::pair<RunOutcome, std::int64_t>> Store::run_outcome_counts() {
+  std::lock_guard lock(mutex_);
+  return grouped_counts(
+      db_, "SELECT outcome, count(*), min(id) FROM runs GROUP BY outcome ORDER BY outcome",
+      parse_run_outcome, "runs", "outcome");
 }
 
 Store::CampaignProgress Store::campaign_progress(std::int64_t campaign_id) {

@@ -214,16 +214,16 @@ class Store {
     JobPurpose purpose = JobPurpose::search;
     TuningConfig config;
     int repeat = 0;
-    std::string outcome;
+    RunOutcome outcome = RunOutcome::ok;
     OsuRow row;
     double recorded_at = 0;
   };
   std::vector<MeasurementRow> measurements_page(std::int64_t campaign_id, int limit, int offset);
-  // Counts by campaign state, job state and run outcome as stored (for metrics: the text of
-  // each group, unchecked).
-  std::vector<std::pair<std::string, std::int64_t>> campaign_state_counts();
-  std::vector<std::pair<std::string, std::int64_t>> job_state_counts();
-  std::vector<std::pair<std::string, std::int64_t>> run_outcome_counts();
+  // Counts by campaign state, job state and run outcome (for metrics); states or outcomes with
+  // no row are absent. A stored text that names none throws sql::Error, as every read does.
+  std::vector<std::pair<CampaignState, std::int64_t>> campaign_state_counts();
+  std::vector<std::pair<JobState, std::int64_t>> job_state_counts();
+  std::vector<std::pair<RunOutcome, std::int64_t>> run_outcome_counts();
   // Per campaign: contexts, contexts done, runs (for campaign listings).
   struct CampaignProgress {
     std::int64_t contexts = 0;

@@ -77,6 +77,9 @@ enum class RunOutcome {
   cancelled,    // cancelled before or while running
   unavailable,  // the backend cannot run this configuration (e.g. not in a replay dataset)
 };
+inline constexpr RunOutcome kRunOutcomes[] = {RunOutcome::ok,        RunOutcome::failed,
+                                              RunOutcome::timeout,   RunOutcome::parse_error,
+                                              RunOutcome::cancelled, RunOutcome::unavailable};
 std::string_view to_string(RunOutcome outcome);
 std::optional<RunOutcome> parse_run_outcome(std::string_view text);
 

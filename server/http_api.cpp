@@ -48,11 +48,9 @@ json job_json(const JobRecord& j) {
   return out;
 }
 
-json jobs_page_json(Store& store, const std::string& state, std::int64_t campaign_id,
+json jobs_page_json(Store& store, std::optional<JobState> filter, std::int64_t campaign_id,
                     std::int64_t limit, std::int64_t offset) {
-  const std::optional<JobState> filter = parse_job_state(state);
   json items = json::array();
-  if (!state.empty() && !filter) return page_json(items, 0, limit, offset);
   for (const auto& j :
        store.jobs_page(filter, campaign_id, static_cast<int>(limit), static_cast<int>(offset)))
     items.push_back(job_json(j));

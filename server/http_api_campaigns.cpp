@@ -105,7 +105,7 @@ void add_campaign_routes(Router& router, ApiContext& api) {
   router.add(
       "GET", "/api/v1/campaigns", Access::read, {"state", "limit", "offset"},
       [&api](const ApiRequest& req, httplib::Response& res) {
-        const auto state = parse_campaign_state(req.query_enum("state", "", kCampaignStates));
+        const auto state = parse_campaign_state(req.query_enum("state", "", kCampaignStateNames));
         const auto limit = req.query_int("limit", 50, 1, 1000);
         const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
         json items = json::array();
@@ -169,8 +169,8 @@ void add_campaign_routes(Router& router, ApiContext& api) {
              });
   router.add("GET", "/api/v1/campaigns/{id}/jobs", Access::read, {"state", "limit", "offset"},
              [&api](const ApiRequest& req, httplib::Response& res) {
+               const auto state = parse_job_state(req.query_enum("state", "", kJobStateNames));
                const auto c = campaign_or_404(api.store, req.id("id"));
-               auto state = req.query_enum("state", "", kJobStates);
                const auto limit = req.query_int("limit", 100, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);
                send_json(res, 200, jobs_page_json(api.store, state, c.id, limit, offset));
@@ -204,8 +204,9 @@ void add_campaign_routes(Router& router, ApiContext& api) {
                    std::to_string(comm(r.context_id)) + "," + to_string(r.purpose) + "," +
                    std::to_string(r.config.algorithm) + "," + std::to_string(r.config.segsize) +
                    "," + std::to_string(r.config.fanout) + "," + std::to_string(r.repeat) + "," +
-                   r.outcome + "," + std::to_string(r.row.size) + "," + csv_number(r.row.avg_us) +
-                   "," + csv_number(r.row.min_us) + "," + csv_number(r.row.max_us) + "," +
+                   std::string(to_string(r.outcome)) + "," + std::to_string(r.row.size) + "," +
+                   csv_number(r.row.avg_us) + "," + csv_number(r.row.min_us) + "," +
+                   csv_number(r.row.max_us) + "," +
                    (r.row.iterations ? std::to_string(*r.row.iterations) : "") + "\n";
           }
           res.set_header("Content-Disposition", "attachment; filename=\"campaign-" +
@@ -224,7 +225,7 @@ void add_campaign_routes(Router& router, ApiContext& api) {
                {"purpose", to_string(r.purpose)},
                {"config", r.config},
                {"repeat", r.repeat},
-               {"outcome", r.outcome},
+               {"outcome", to_string(r.outcome)},
                {"msg_size", r.row.size},
                {"avg_us", r.row.avg_us},
                {"min_us", r.row.min_us ? json(*r.row.min_us) : json(nullptr)},

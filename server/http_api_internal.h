@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -10,14 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "campaign/campaign_states.h"
 #include "server/http_api.h"
 
 namespace colltune::http_api {
 
-inline const std::vector<std::string> kCampaignStates = {"queued", "running", "paused",
-                                                         "done",   "failed",  "cancelled"};
-inline const std::vector<std::string> kJobStates = {"submitting", "running", "done", "failed",
-                                                    "cancelled"};
+// The text of every value of `values` (a ?state= filter's allowed values).
+template <typename E, std::size_t N>
+std::vector<std::string> names_of(const E (&values)[N]) {
+  std::vector<std::string> out;
+  for (E value : values) out.emplace_back(to_string(value));
+  return out;
+}
+inline const std::vector<std::string> kCampaignStateNames = names_of(colltune::kCampaignStates);
+inline const std::vector<std::string> kJobStateNames = names_of(colltune::kJobStates);
 inline constexpr std::int64_t kMaxOffset = 1'000'000'000;
 inline constexpr auto kTransitionWait = std::chrono::seconds(10);
 
@@ -27,9 +34,8 @@ nlohmann::json page_json(nlohmann::json items, std::int64_t total, std::int64_t 
 // The campaign `id`; throws ApiError 404 when there is none.
 CampaignRecord campaign_or_404(Store& store, std::int64_t id);
 nlohmann::json job_json(const JobRecord& j);
-// One page of jobs (campaign_id 0 = every campaign) in ?state= `state` (one of kJobStates;
-// "" = any). "failed", which the API accepts, names no job state: no job is in it.
-nlohmann::json jobs_page_json(Store& store, const std::string& state, std::int64_t campaign_id,
+// One page of jobs (campaign_id 0 = every campaign) in `state` (nullopt = any).
+nlohmann::json jobs_page_json(Store& store, std::optional<JobState> state, std::int64_t campaign_id,
                               std::int64_t limit, std::int64_t offset);
 nlohmann::json context_json(const ContextRecord& c);
 nlohmann::json rules_json(const RulesVersionRecord& r, bool with_content);

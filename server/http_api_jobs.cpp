@@ -11,7 +11,7 @@ namespace http_api {
 void add_job_routes(Router& router, ApiContext& api) {
   router.add("GET", "/api/v1/jobs", Access::read, {"state", "campaign_id", "limit", "offset"},
              [&api](const ApiRequest& req, httplib::Response& res) {
-               auto state = req.query_enum("state", "", kJobStates);
+               const auto state = parse_job_state(req.query_enum("state", "", kJobStateNames));
                const auto campaign = req.query_int("campaign_id", 0, 1, kMaxOffset);
                const auto limit = req.query_int("limit", 100, 1, 1000);
                const auto offset = req.query_int("offset", 0, 0, kMaxOffset);

@@ -25,6 +25,20 @@ const std::vector<double> kRequestBounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 
 const std::vector<double> kDecisionBounds = {0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5,
                                              1,     2.5,   5,    10,   30,  60};
 
+// One line per value of `all`, in label order, with its count in `counts` (0 if absent).
+template <typename E, std::size_t N>
+std::string gauge_by_label(const char* metric, const char* label, const E (&all)[N],
+                           const std::vector<std::pair<E, std::int64_t>>& counts) {
+  std::map<std::string, std::int64_t> by_label;
+  for (E value : all) by_label[std::string(to_string(value))] = 0;
+  for (const auto& [value, n] : counts) by_label[std::string(to_string(value))] = n;
+  std::string out;
+  for (const auto& [name, n] : by_label)
+    out += std::string(metric) + "{" + label + "=\"" + prometheus_label(name) + "\"} " +
+           std::to_string(n) + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string prometheus_label(const std::string& value) {
@@ -145,29 +159,13 @@ std::string Metrics::render(Store& store) {
       "started (Unix time; 0 = never).\n"
       "# TYPE colltune_retune_last_timestamp_seconds gauge\n";
   out += "colltune_retune_last_timestamp_seconds " + number(retune ? retune->time : 0) + "\n";
+  // Every state and outcome is present, 0 when none (alerts see a series, not a gap).
   out += "# HELP colltune_campaigns by state.\n# TYPE colltune_campaigns gauge\n";
-  std::map<std::string, std::int64_t> by_state = {{"queued", 0}, {"running", 0}, {"paused", 0},
-                                                  {"done", 0},   {"failed", 0},  {"cancelled", 0}};
-  for (const auto& [state, n] : campaigns) by_state[state] = n;
-  for (const auto& [state, n] : by_state)
-    out +=
-        "colltune_campaigns{state=\"" + prometheus_label(state) + "\"} " + std::to_string(n) + "\n";
+  out += gauge_by_label("colltune_campaigns", "state", kCampaignStates, campaigns);
   out += "# HELP colltune_jobs Backend jobs by state.\n# TYPE colltune_jobs gauge\n";
-  // Every job state and run outcome is present, 0 when none (alerts see a series, not a gap).
-  std::map<std::string, std::int64_t> jobs_by_state = {
-      {"submitting", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
-  for (const auto& [state, n] : jobs) jobs_by_state[state] = n;
-  for (const auto& [state, n] : jobs_by_state)
-    out += "colltune_jobs{state=\"" + prometheus_label(state) + "\"} " + std::to_string(n) + "\n";
+  out += gauge_by_label("colltune_jobs", "state", kJobStates, jobs);
   out += "# HELP colltune_runs Benchmark runs by outcome.\n# TYPE colltune_runs gauge\n";
-  std::map<std::string, std::int64_t> runs_by_outcome;
-  for (RunOutcome o : {RunOutcome::ok, RunOutcome::failed, RunOutcome::timeout,
-                       RunOutcome::parse_error, RunOutcome::cancelled, RunOutcome::unavailable})
-    runs_by_outcome[std::string(to_string(o))] = 0;
-  for (const auto& [outcome, n] : runs) runs_by_outcome[outcome] = n;
-  for (const auto& [outcome, n] : runs_by_outcome)
-    out +=
-        "colltune_runs{outcome=\"" + prometheus_label(outcome) + "\"} " + std::to_string(n) + "\n";
+  out += gauge_by_label("colltune_runs", "outcome", kRunOutcomes, runs);
   out +=
       "# HELP colltune_measurements Stored measurements (run x message size).\n"
       "# TYPE colltune_measurements gauge\n";

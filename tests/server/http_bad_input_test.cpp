@@ -252,6 +252,9 @@ TEST_F(HttpBadInput, BadQueryParameters) {
   expect_error(client.Get("/api/v1/campaigns?limit=99999999999999999999999"), 400, "limit");
   expect_error(client.Get("/api/v1/campaigns?offset=1.5"), 400, "offset");
   expect_error(client.Get("/api/v1/campaigns?state=bogus"), 400, "state");
+  // A job whose runs failed is done: "failed" names no job state (it read as an empty page).
+  expect_error(client.Get("/api/v1/jobs?state=failed"), 400, "cancelled");
+  expect_error(client.Get("/api/v1/campaigns/1/jobs?state=failed"), 400, "state");
   expect_error(client.Get("/api/v1/campaigns?state=done&state=failed"), 400, "twice");
   expect_error(client.Get("/api/v1/campaigns?sort=id"), 400, "sort");
   expect_error(client.Get("/api/v1/campaigns/1/measurements?format=xml"), 400, "format");

@@ -51,7 +51,9 @@ TEST(MetricsPromtool, FreshDaemonPassesAndShowsZeroStatesAndNoVerdict) {
   EXPECT_TRUE(out.empty()) << "promtool lint: " << out;
   for (const char* state : {"queued", "running", "paused", "done", "failed", "cancelled"})
     EXPECT_EQ(sample(m, std::string("colltune_campaigns{state=\"") + state + "\"}"), 0) << state;
-  EXPECT_EQ(sample(m, "colltune_jobs{state=\"failed\"}"), 0);
+  for (const char* state : {"submitting", "running", "done", "cancelled"})
+    EXPECT_EQ(sample(m, std::string("colltune_jobs{state=\"") + state + "\"}"), 0) << state;
+  EXPECT_EQ(sample(m, "colltune_jobs{state=\"failed\"}"), -1) << "no job is ever failed";
   EXPECT_EQ(sample(m, "colltune_runs{outcome=\"timeout\"}"), 0);
   EXPECT_NE(m.find("colltune_build_info{version=\"" + std::string(kColltuneVersion) + "\""),
             std::string::npos)

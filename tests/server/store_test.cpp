@@ -322,7 +322,7 @@ void expect_refused(const std::string& path, const std::string& table, const std
   write(good);
 }
 
-TEST_F(StoreTest, AStoredStateOrPurposeThatNamesNoneIsAnError) {
+TEST_F(StoreTest, AStoredStateOrPurposeThatNamesNoneIsAnError) {  // or collective, or outcome
   Store store(path_);
   const auto campaign = store.create_campaign("c", {}, CampaignState::running);
   const auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 4);
@@ -341,11 +341,24 @@ TEST_F(StoreTest, AStoredStateOrPurposeThatNamesNoneIsAnError) {
   expect_refused(path_, "contexts", "state", ctx, [&] { store.context_states(campaign); });
   expect_refused(path_, "campaigns", "state", campaign, [&] { store.campaign(campaign); });
   expect_refused(path_, "campaigns", "state", campaign, [&] { store.campaigns(); });
+  // The collective and the run outcome: no silent default (bcast, failed) either.
+  expect_refused(path_, "contexts", "collective", ctx, [&] { store.context(ctx); });
+  expect_refused(path_, "contexts", "collective", ctx, [&] { store.contexts(campaign); });
+  expect_refused(path_, "runs", "outcome", run, [&] { store.runs_of_job(job); });
+  expect_refused(path_, "runs", "outcome", run, [&] { store.measurements_page(campaign, 10, 0); });
+  // The metrics' counts.
+  expect_refused(path_, "campaigns", "state", campaign, [&] { store.campaign_state_counts(); });
+  expect_refused(path_, "jobs", "state", job, [&] { store.job_state_counts(); });
+  expect_refused(path_, "runs", "outcome", run, [&] { store.run_outcome_counts(); });
   // Each put back: the rows read as before.
   EXPECT_EQ(store.campaign(campaign)->state, CampaignState::running);
   EXPECT_EQ(store.context(ctx)->state, ContextState::pending);
   EXPECT_EQ(store.job(job)->state, JobState::submitting);
   EXPECT_EQ(store.runs_of_job(job).at(0).purpose, JobPurpose::search);
+  EXPECT_EQ(store.runs_of_job(job).at(0).outcome, RunOutcome::ok);
+  EXPECT_EQ(store.context(ctx)->collective, Collective::bcast);
+  EXPECT_EQ(store.job_state_counts(),
+            (std::vector<std::pair<JobState, std::int64_t>>{{JobState::submitting, 1}}));
 }
 
 }  // namespace
