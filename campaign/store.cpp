@@ -108,9 +108,21 @@ std::string filter_text(std::optional<E> value) {
   return value ? to_string(*value) : "";
 }
 
-nlohmann::json parse_json_column(const std::string& text) {
+// A JSON column's text (empty = null). Text that is not JSON was not written by colltune (a
+// damaged or hand-edited database): an error naming the row, as stored_enum's, never a value
+// that reads as "absent" (a job's request, a run's provenance, a campaign's spec).
+nlohmann::json stored_json(const std::string& text, const char* table, const char* column,
+                           std::int64_t id) {
   if (text.empty()) return nullptr;
-  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    constexpr std::size_t kShown = 60;  // of a text that can be megabytes
+    const std::string shown = text.size() > kShown ? text.substr(0, kShown) + "..." : text;
+    throw sql::Error(std::string("table ") + table + ", id " + std::to_string(id) + ": " + column +
+                         " '" + shown + "' is not valid JSON (" + e.what() + ")",
+                     SQLITE_MISMATCH);
+  }
 }
 
 // A state or purpose column's text as its enum (campaign_states.h holds the stored strings).
@@ -130,7 +142,7 @@ CampaignRecord read_campaign(sql::Statement& s) {
   c.id = s.int64(0);
   c.name = s.text(1);
   c.state = stored_enum(parse_campaign_state, s.text(2), "campaigns", "state", c.id);
-  c.spec = parse_json_column(s.text(3));
+  c.spec = stored_json(s.text(3), "campaigns", "spec", c.id);
   c.error = s.text(4);
   c.created_at = s.real(5);
   c.updated_at = s.real(6);
@@ -146,8 +158,8 @@ ContextRecord read_context(sql::Statement& s) {
   c.nodes = s.integer(4);
   c.ppn = s.integer(5);
   c.state = stored_enum(parse_context_state, s.text(6), "contexts", "state", c.id);
-  c.optimizer_state = parse_json_column(s.text(7));
-  c.result = parse_json_column(s.text(8));
+  c.optimizer_state = stored_json(s.text(7), "contexts", "optimizer_state", c.id);
+  c.result = stored_json(s.text(8), "contexts", "result", c.id);
   return c;
 }
 
@@ -161,7 +173,7 @@ JobRecord read_job(sql::Statement& s) {
   j.backend_job_id = s.text(5);
   j.purpose = stored_enum(parse_job_purpose, s.text(6), "jobs", "purpose", j.id);
   j.state = stored_enum(parse_job_state, s.text(7), "jobs", "state", j.id);
-  j.request = parse_json_column(s.text(8));
+  j.request = stored_json(s.text(8), "jobs", "request", j.id);
   j.created_at = s.real(9);
   j.updated_at = s.real(10);
   return j;
@@ -173,12 +185,23 @@ RulesVersionRecord read_rules(sql::Statement& s) {
   if (!s.is_null(1)) r.campaign_id = s.int64(1);
   r.format = s.text(2);
   r.content = s.text(3);
-  r.validation = parse_json_column(s.text(4));
-  r.verification = parse_json_column(s.text(5));
-  r.fingerprint = parse_json_column(s.text(6));
+  r.validation = stored_json(s.text(4), "rules_versions", "validation", r.id);
+  r.verification = stored_json(s.text(5), "rules_versions", "verification", r.id);
+  r.fingerprint = stored_json(s.text(6), "rules_versions", "fingerprint", r.id);
   r.deployed_to = s.text(7);
   r.created_at = s.real(8);
   return r;
+}
+
+// A row of SELECT id, campaign_id, type, payload, time FROM events.
+EventRecord read_event(sql::Statement& s) {
+  EventRecord e;
+  e.id = s.int64(0);
+  if (!s.is_null(1)) e.campaign_id = s.int64(1);
+  e.type = s.text(2);
+  e.payload = stored_json(s.text(3), "events", "payload", e.id);
+  e.time = s.real(4);
+  return e;
 }
 
 constexpr const char* kCampaignColumns =
@@ -298,7 +321,7 @@ std::optional<nlohmann::json> Store::campaign_launch(std::int64_t campaign_id) {
   auto s = db_.prepare("SELECT launch FROM campaign_launch WHERE campaign_id = ?");
   s.bind(1, campaign_id);
   if (!s.step()) return std::nullopt;
-  return parse_json_column(s.text(0));
+  return stored_json(s.text(0), "campaign_launch", "launch", campaign_id);
 }
 
 std::int64_t Store::create_campaign(const std::string& name, const nlohmann::json& spec,
@@ -611,7 +634,7 @@ RunRecord Store::read_run(sql::Statement& s) {
   r.config = TuningConfig{s.integer(6), s.integer(7), s.integer(8)};
   r.outcome = stored_enum(parse_run_outcome, s.text(9), "runs", "outcome", r.id);
   r.error = s.text(10);
-  auto prov = parse_json_column(s.text(11));
+  auto prov = stored_json(s.text(11), "runs", "provenance", r.id);
   if (prov.is_object()) r.provenance = prov.get<Provenance>();
   return r;
 }
@@ -775,15 +798,7 @@ std::vector<EventRecord> Store::events_after(std::int64_t after_id, int limit) {
       "ORDER BY id LIMIT ?");
   s.bind(1, after_id).bind(2, limit);
   std::vector<EventRecord> out;
-  while (s.step()) {
-    EventRecord e;
-    e.id = s.int64(0);
-    if (!s.is_null(1)) e.campaign_id = s.int64(1);
-    e.type = s.text(2);
-    e.payload = parse_json_column(s.text(3));
-    e.time = s.real(4);
-    out.push_back(std::move(e));
-  }
+  while (s.step()) out.push_back(read_event(s));
   return out;
 }
 
@@ -799,13 +814,7 @@ std::optional<EventRecord> Store::last_event_of_type(const std::string& type) {
       "ORDER BY id DESC LIMIT 1");
   s.bind(1, type);
   if (!s.step()) return std::nullopt;
-  EventRecord e;
-  e.id = s.int64(0);
-  if (!s.is_null(1)) e.campaign_id = s.int64(1);
-  e.type = s.text(2);
-  e.payload = parse_json_column(s.text(3));
-  e.time = s.real(4);
-  return e;
+  return read_event(s);
 }
 
 std::int64_t Store::last_event_id() {

@@ -361,6 +361,41 @@ TEST_F(StoreTest, AStoredStateOrPurposeThatNamesNoneIsAnError) {  // or collecti
             (std::vector<std::pair<JobState, std::int64_t>>{{JobState::submitting, 1}}));
 }
 
+// A JSON column that is not JSON (a damaged database) is an error naming its row, not a value
+// that reads as absent: a job's request, a run's provenance, a campaign's spec.
+TEST_F(StoreTest, AStoredJsonColumnThatIsNotJsonIsAnError) {
+  Store store(path_);
+  const auto campaign = store.create_campaign("c", {{"name", "c"}}, CampaignState::running);
+  const auto ctx = store.add_context(campaign, Collective::bcast, 4, 1, 4);
+  store.save_optimizer_state(ctx, {{"runs", 1}});
+  const auto job = store.create_job(campaign, ctx, "t", "local", JobPurpose::search, {{"np", 4}});
+  ASSERT_TRUE(store.record_run(job, ctx, JobPurpose::search, make_run(0, 0)));
+  const auto run = store.runs_of_job(job).at(0).id;
+  RulesVersionRecord rules;
+  rules.campaign_id = campaign;
+  rules.format = "ompi-4.1";
+  rules.content = "1\n";
+  rules.validation = {{"ok", true}};
+  rules.verification = {{"verdict", "ok"}};
+  rules.fingerprint = {{"host", "h"}};
+  const auto version = store.add_rules_version(rules);
+  const auto event = store.add_event(campaign, "test", {{"x", 1}});
+
+  expect_refused(path_, "campaigns", "spec", campaign, [&] { store.campaign(campaign); });
+  expect_refused(path_, "contexts", "optimizer_state", ctx, [&] { store.context(ctx); });
+  expect_refused(path_, "jobs", "request", job, [&] { store.job(job); });
+  expect_refused(path_, "runs", "provenance", run, [&] { store.runs_of_job(job); });
+  for (const char* column : {"validation", "verification", "fingerprint"})
+    expect_refused(path_, "rules_versions", column, version, [&] { store.rules_version(version); });
+  expect_refused(path_, "events", "payload", event, [&] { store.events_after(0); });
+  expect_refused(path_, "events", "payload", event, [&] { store.last_event_of_type("test"); });
+  // Each put back: read as written.
+  EXPECT_EQ(store.campaign(campaign)->spec, (nlohmann::json{{"name", "c"}}));
+  EXPECT_EQ(store.job(job)->request, (nlohmann::json{{"np", 4}}));
+  EXPECT_EQ(store.rules_version(version)->fingerprint, (nlohmann::json{{"host", "h"}}));
+  EXPECT_EQ(store.events_after(0).back().payload, (nlohmann::json{{"x", 1}}));
+}
+
 }  // namespace
 }  // namespace colltune
 
