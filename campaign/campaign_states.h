@@ -31,6 +31,9 @@ const char* to_string(JobPurpose purpose);
 inline constexpr CampaignState kCampaignStates[] = {
     CampaignState::queued, CampaignState::running, CampaignState::paused,
     CampaignState::done,   CampaignState::failed,  CampaignState::cancelled};
+inline constexpr ContextState kContextStates[] = {ContextState::pending, ContextState::searching,
+                                                  ContextState::finalizing, ContextState::done,
+                                                  ContextState::failed};
 inline constexpr JobState kJobStates[] = {JobState::submitting, JobState::running, JobState::done,
                                           JobState::cancelled};
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "campaign/campaign_spec.h"
+#include "server/http_api_internal.h"
 #include "server/openapi.h"
 #include "tests/server/daemon_test_support.h"
 #include "tests/server/raw_http.h"
@@ -41,7 +42,8 @@ TEST(HttpOpenApi, DocumentIsOpenApi3WithErrorSchema) {
 
 TEST(HttpOpenApi, EveryRouteIsDocumentedAndEveryOperationIsRouted) {
   TempDir dir;
-  Daemon daemon(parse_daemon_config({{"database", dir / "db"}, {"backends", {{"sim", json::object()}}}}));
+  Daemon daemon(
+      parse_daemon_config({{"database", dir / "db"}, {"backends", {{"sim", json::object()}}}}));
   const auto& doc = document();
   std::set<std::pair<std::string, std::string>> routed;
   for (const auto& route : daemon.router().routes()) {
@@ -52,7 +54,8 @@ TEST(HttpOpenApi, EveryRouteIsDocumentedAndEveryOperationIsRouted) {
     ASSERT_TRUE(item.contains(method)) << route.method << " " << route.path << " is not documented";
     const auto& op = item.at(method);
     EXPECT_EQ(parameters_in(op, "query"), route.query) << route.method << " " << route.path;
-    EXPECT_EQ(parameters_in(op, "path"), std::set<std::string>(route.params.begin(), route.params.end()))
+    EXPECT_EQ(parameters_in(op, "path"),
+              std::set<std::string>(route.params.begin(), route.params.end()))
         << route.method << " " << route.path;
     // Public routes say so (security: []); others inherit the bearer requirement.
     const bool documented_public = op.contains("security") && op.at("security").empty();
@@ -64,7 +67,8 @@ TEST(HttpOpenApi, EveryRouteIsDocumentedAndEveryOperationIsRouted) {
   }
   for (const auto& [path, item] : doc.at("paths").items())
     for (const auto& [method, op] : item.items())
-      EXPECT_TRUE(routed.count({path, method})) << method << " " << path << " is documented but not routed";
+      EXPECT_TRUE(routed.count({path, method}))
+          << method << " " << path << " is documented but not routed";
 }
 
 TEST(HttpOpenApi, ServedDocumentIsTheEmbeddedOne) {
@@ -108,6 +112,32 @@ int raw_status(const std::string& answer) {
 // with no body and no Content-Type, framed either way (no Content-Length, Content-Length: 0):
 // the answer is about the resource (404 unknown id, 409 nothing to roll back, 200 ...), never
 // 411, 415 or a complaint about the body.
+// The states a client reads and filters by are the code's, in its order: a state the code
+// dropped (jobs were documented and filtered as "failed", which no job ever is) or added
+// shows here.
+TEST(HttpOpenApi, DocumentedStatesAreTheCodesStates) {
+  const auto& doc = document();
+  const auto& schemas = doc.at("components").at("schemas");
+  auto state_enum = [](const json& schema) {
+    return schema.at("enum").get<std::vector<std::string>>();
+  };
+  const auto campaign = http_api::names_of(kCampaignStates);
+  const auto context = http_api::names_of(kContextStates);
+  const auto job = http_api::names_of(kJobStates);
+  EXPECT_EQ(state_enum(schemas.at("Campaign").at("properties").at("state")), campaign);
+  EXPECT_EQ(state_enum(schemas.at("Context").at("properties").at("state")), context);
+  EXPECT_EQ(state_enum(schemas.at("Job").at("properties").at("state")), job);
+  auto filter = [&](const std::string& path) {
+    for (const auto& p : doc.at("paths").at(path).at("get").at("parameters"))
+      if (p.at("name") == "state") return state_enum(p.at("schema"));
+    ADD_FAILURE() << path << " documents no state filter";
+    return std::vector<std::string>{};
+  };
+  EXPECT_EQ(filter("/api/v1/campaigns"), campaign);
+  EXPECT_EQ(filter("/api/v1/jobs"), job);
+  EXPECT_EQ(filter("/api/v1/campaigns/{id}/jobs"), job);
+}
+
 TEST(HttpOpenApi, PostsWithAnOptionalBodyAcceptAnEmptyRequestWithoutContentType) {
   InProcessDaemon d;
   int checked = 0;
