@@ -65,8 +65,8 @@ export interface Job {
   tag: string;
   backend: string;
   backend_job_id: string;
-  purpose: string; // search, final, verify, remeasure
-  state: string; // submitting, running, done, failed, cancelled
+  purpose: string; // search, final, verify, remeasure-tuned, remeasure-default
+  state: string; // submitting, running, done, cancelled (a job whose runs failed is done)
   created_at: number;
   updated_at: number;
   configs?: number;
