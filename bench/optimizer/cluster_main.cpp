@@ -323,13 +323,22 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
             ++row.confident;
             if (pick && dflt && pick->truth > dflt->truth) ++row.confident_worse;
           }
+          // The posterior-mean pick before the gate, whose probability `confidence` is (the
+          // calibration of the gate: bench/README.md).
+          TuningConfig free_pick{};
+          for (const auto& u : ungated_picks)
+            if (u.msg_size == k.msg_size) free_pick = u.config;
+          const auto* free_pt = out->find(free_pick, k.msg_size);
           cells.push_back(
               {{"P", out->comm_size},
                {"msg", k.msg_size},
                {"pick", k.config.algorithm},
                {"confidence", k.confidence},
+               {"measured", k.measured},
                {"pick_over_default", pick && dflt ? pick->truth / dflt->truth : 0.0},
-               {"pick_over_best", pick ? pick->truth / out->optimum(k.msg_size) : 0.0}});
+               {"pick_over_best", pick ? pick->truth / out->optimum(k.msg_size) : 0.0},
+               {"ungated_pick", free_pick.algorithm},
+               {"ungated_over_default", free_pt && dflt ? free_pt->truth / dflt->truth : 0.0}});
           TuningConfig best{};
           double best_v = std::numeric_limits<double>::infinity();
           for (const auto& cfg : near->configs())
