@@ -40,7 +40,12 @@ LocalBackend::LocalBackend(LocalBackendOptions options)
   if (options_.ompi_temp_base.empty()) options_.ompi_temp_base = OmpiScratch::default_temp_base();
   if (options_.ompi_shm_base.empty()) options_.ompi_shm_base = OmpiScratch::default_shm_base();
   // Runs of an earlier process killed mid-run (a daemon's crash) left theirs.
-  OmpiScratch::sweep_orphans(options_.ompi_temp_base, options_.ompi_shm_base);
+  sweep_once(options_.ompi_temp_base, options_.ompi_shm_base);
+}
+
+void LocalBackend::sweep_once(const std::filesystem::path& temp, const std::filesystem::path& shm) {
+  const std::lock_guard lock(swept_mutex_);
+  if (swept_.emplace(temp, shm).second) OmpiScratch::sweep_orphans(temp, shm);
 }
 
 std::string LocalBackend::ompi_version() {
@@ -204,8 +209,12 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     process_options.kill_leftovers = true;  // ranks must not outlive their mpirun
     // Removed when this iteration ends: run_process has killed the launch's whole session then.
     // Under the folders the request's own environment names, if it names them.
-    const OmpiScratch scratch(OmpiScratch::temp_base_in(launch.env, options_.ompi_temp_base),
-                              OmpiScratch::shm_base_in(launch.env, options_.ompi_shm_base));
+    // A base of the request's own may hold the folders of an earlier process killed mid-run on
+    // it (a daemon's crash): swept on first use, as the backend's own are when it is made.
+    const auto temp_base = OmpiScratch::temp_base_in(launch.env, options_.ompi_temp_base);
+    const auto shm_base = OmpiScratch::shm_base_in(launch.env, options_.ompi_shm_base);
+    sweep_once(temp_base, shm_base);
+    const OmpiScratch scratch(temp_base, shm_base);
     for (auto& [name, value] : scratch.environment()) process_options.env[name] = value;
 
     result.provenance.start_time = now_seconds();

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runner/backend.h"
@@ -26,7 +29,9 @@ struct LocalBackendOptions {
   // Where each run's Open MPI scratch goes (runner/ompi_scratch.h): a directory of the run's own
   // under each, removed after the run however it ended. Empty = where Open MPI would put them:
   // the folders this process's OMPI_MCA_orte_tmpdir_base / OMPI_MCA_btl_vader_backing_directory
-  // name, else the system temp folder and /dev/shm. A request's extra_env naming them wins.
+  // name, else the system temp folder and /dev/shm. A request's extra_env naming them wins. The
+  // folders of dead processes under these are swept when the backend is made; under a
+  // request's own, before its first run.
   std::filesystem::path ompi_temp_base;
   std::filesystem::path ompi_shm_base;
 };
@@ -49,8 +54,12 @@ class LocalBackend : public Backend {
 
  private:
   std::string ompi_version();
+  // Sweeps the orphans under (temp, shm) the first time a run uses these bases.
+  void sweep_once(const std::filesystem::path& temp, const std::filesystem::path& shm);
 
   LocalBackendOptions options_;
+  std::mutex swept_mutex_;
+  std::set<std::pair<std::filesystem::path, std::filesystem::path>> swept_;  // bases swept
   OsuProbe osu_probe_;
   std::optional<std::string> ompi_version_;
   std::string host_;

@@ -269,6 +269,38 @@ TEST(OmpiScratch, ARunsFolderGoesUnderTheTmpdirItsRequestNames) {
   EXPECT_TRUE(fs::is_empty(named.path())) << "left:" << listing(named.path());
 }
 
+// A daemon killed mid-run on a base its request named (extra_env) left its folders there, where
+// the backend's own sweep at start-up does not look: the first run on that base sweeps it, with
+// the same rule (only folders whose owner process is gone).
+TEST(OmpiScratch, ABaseARequestNamesIsSweptBeforeItsFirstRun) {
+  ScratchedBackend local;
+  const TempDir named("colltune-scratch-named");
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // gone: its pid names no process now
+  const fs::path dead = named.path() / "colltune-ompi-dead02";
+  fs::create_directories(dead / "ompi.host.0");
+  std::ofstream(dead / "owner") << child << " 12345\n";
+  const fs::path foreign = named.path() / "colltune-ompi-noowner";  // not ours to judge
+  fs::create_directories(foreign);
+
+  BenchmarkRequest request = long_bcast("scratch-named-sweep");
+  request.max_size = 4;
+  request.iterations = 10;  // a short run that ends by itself
+  request.extra_env["OMPI_MCA_orte_tmpdir_base"] = named.path().string();
+  CancelFlag cancel;
+  Results sink;
+  local.backend.run(request, sink, cancel);
+  ASSERT_EQ(sink.results.size(), 1u);
+  EXPECT_EQ(sink.results[0].outcome, RunOutcome::ok) << sink.results[0].error;
+  EXPECT_FALSE(fs::exists(dead)) << "left:" << listing(named.path());
+  EXPECT_TRUE(fs::exists(foreign));
+  fs::remove_all(foreign);
+  EXPECT_TRUE(fs::is_empty(named.path())) << "left:" << listing(named.path());
+}
+
 // A base the run cannot write to: the run still runs, on Open MPI's defaults.
 TEST(OmpiScratch, AnUnwritableBaseFallsBackToOpenMpisDefault) {
   const OmpiScratch scratch("/nonexistent/colltune", "/nonexistent/shm");
