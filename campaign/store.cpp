@@ -108,33 +108,37 @@ std::string filter_text(std::optional<E> value) {
   return value ? to_string(*value) : "";
 }
 
-// A JSON column's text (empty = null). Text that is not JSON was not written by colltune (a
-// damaged or hand-edited database): an error naming the row, as stored_enum's, never a value
-// that reads as "absent" (a job's request, a run's provenance, a campaign's spec).
+// Stored text colltune did not write (another tool, a damaged or hand-edited database): an
+// error naming the table, row and column, with the text's start (it can be megabytes) and `why`.
+sql::Error stored_text_error(const char* table, const char* column, std::int64_t id,
+                             const std::string& text, const std::string& why) {
+  constexpr std::size_t kShown = 60;
+  const std::string shown = text.size() > kShown ? text.substr(0, kShown) + "..." : text;
+  return sql::Error(std::string("table ") + table + ", id " + std::to_string(id) + ": " + column +
+                        " '" + shown + "' " + why,
+                    SQLITE_MISMATCH);
+}
+
+// A JSON column's text (empty = null). Text that is not JSON is an error naming the row, never
+// a value that reads as "absent" (a job's request, a run's provenance, a campaign's spec).
 nlohmann::json stored_json(const std::string& text, const char* table, const char* column,
                            std::int64_t id) {
   if (text.empty()) return nullptr;
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    constexpr std::size_t kShown = 60;  // of a text that can be megabytes
-    const std::string shown = text.size() > kShown ? text.substr(0, kShown) + "..." : text;
-    throw sql::Error(std::string("table ") + table + ", id " + std::to_string(id) + ": " + column +
-                         " '" + shown + "' is not valid JSON (" + e.what() + ")",
-                     SQLITE_MISMATCH);
+    throw stored_text_error(table, column, id, text,
+                            std::string("is not valid JSON (") + e.what() + ")");
   }
 }
 
 // A state or purpose column's text as its enum (campaign_states.h holds the stored strings).
-// Text that names none was not written by colltune (another tool, a damaged or hand-edited
-// database): an error naming the row, never a default that would misdirect a resume.
+// Text that names none is an error naming the row, never a default that would misdirect a resume.
 template <typename E>
 E stored_enum(std::optional<E> (*parse)(std::string_view), const std::string& text,
               const char* table, const char* column, std::int64_t id) {
   if (const auto value = parse(text)) return *value;
-  throw sql::Error(std::string("table ") + table + ", id " + std::to_string(id) + ": " + column +
-                       " '" + text + "' is not one colltune knows",
-                   SQLITE_MISMATCH);
+  throw stored_text_error(table, column, id, text, "is not one colltune knows");
 }
 
 CampaignRecord read_campaign(sql::Statement& s) {

@@ -136,24 +136,33 @@ constexpr const char* kTempBaseNames[] = {"OMPI_MCA_orte_tmpdir_base", "PRTE_MCA
 constexpr const char* kShmBaseNames[] = {"OMPI_MCA_btl_vader_backing_directory",
                                          "OMPI_MCA_btl_sm_backing_directory"};
 
-// The first of `names` set to an absolute path in this process's environment; empty if none.
-template <std::size_t N>
-fs::path named_in_process(const char* const (&names)[N]) {
+// The first of `names` that `lookup` (a name -> its value, nullptr when unset) sets to an
+// absolute path, as Open MPI would use it; `fallback` if none.
+template <std::size_t N, typename Lookup>
+fs::path first_absolute(const char* const (&names)[N], Lookup lookup, const fs::path& fallback) {
   for (const char* name : names) {
-    const char* value = std::getenv(name);
+    const char* value = lookup(name);
     if (value != nullptr && fs::path(value).is_absolute()) return value;
   }
-  return {};
+  return fallback;
+}
+
+// The same in this process's environment and in a launch's own.
+template <std::size_t N>
+fs::path named_in_process(const char* const (&names)[N]) {
+  return first_absolute(names, [](const char* name) { return std::getenv(name); }, {});
 }
 
 template <std::size_t N>
 fs::path named_in(const std::map<std::string, std::string>& env, const char* const (&names)[N],
                   const fs::path& fallback) {
-  for (const char* name : names) {
-    const auto it = env.find(name);
-    if (it != env.end() && fs::path(it->second).is_absolute()) return it->second;
-  }
-  return fallback;
+  return first_absolute(
+      names,
+      [&env](const char* name) -> const char* {
+        const auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      fallback);
 }
 
 }  // namespace
