@@ -166,16 +166,21 @@ TEST(OmpiScratch, ARunThatEndsByItselfLeavesNothingEither) {
   EXPECT_TRUE(fs::is_empty(local.shm.path())) << listing(local.shm.path());
 }
 
+// The pid of a child that has exited and been reaped: it names no process now. -1 on failure.
+pid_t a_dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  return child > 0 && ::waitpid(child, &status, 0) == child ? child : -1;
+}
+
 // A daemon killed mid-run leaves its runs' scratch: the next backend made removes the folders
 // whose owner process is gone, and only those.
 TEST(OmpiScratch, TheFoldersOfADeadProcessAreSweptAndNoOthers) {
   const TempDir temp("colltune-scratch-temp");
   const TempDir shm("colltune-scratch-shm", shm_base());
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
+  const pid_t child = a_dead_pid();
   ASSERT_GT(child, 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);  // gone: its pid names no process now
   const fs::path dead = temp.path() / "colltune-ompi-dead01";
   fs::create_directories(dead / "ompi.host.0" / "pid.1");
   std::ofstream(dead / "owner") << child << " 12345\n";
@@ -275,11 +280,8 @@ TEST(OmpiScratch, ARunsFolderGoesUnderTheTmpdirItsRequestNames) {
 TEST(OmpiScratch, ABaseARequestNamesIsSweptBeforeItsFirstRun) {
   ScratchedBackend local;
   const TempDir named("colltune-scratch-named");
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
+  const pid_t child = a_dead_pid();
   ASSERT_GT(child, 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);  // gone: its pid names no process now
   const fs::path dead = named.path() / "colltune-ompi-dead02";
   fs::create_directories(dead / "ompi.host.0");
   std::ofstream(dead / "owner") << child << " 12345\n";
