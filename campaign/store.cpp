@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 
 namespace colltune {
 namespace {
@@ -89,6 +90,8 @@ CREATE TABLE events (
 );
 )SQL";
 
+// v2: how a foreground `colltune tune` launched a campaign (backend settings, outputs), so
+// that `tune --resume` restores it instead of rebuilding it from the resume command's flags.
 constexpr const char* kSchemaV2 = R"SQL(
 CREATE TABLE campaign_launch (
   campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id) ON DELETE CASCADE,
@@ -282,6 +285,10 @@ void Store::migrate() {
     throw sql::Error("database " + db_.path() + " has schema version " + std::to_string(version) +
                          ", newer than this colltune (" + std::to_string(kSchemaVersion) + ")",
                      SQLITE_MISMATCH);
+  if (version < 0)
+    throw sql::Error("database " + db_.path() + " is not a colltune store (schema version " +
+                         std::to_string(version) + ")",
+                     SQLITE_MISMATCH);
   if (version == 0) {
     // A non-empty database without our version is someone else's file: refuse it.
     auto s = db_.prepare("SELECT count(*) FROM sqlite_master");
@@ -294,21 +301,14 @@ void Store::migrate() {
     tx.commit();
     version = 1;
   }
-  if (version == 1) {
-    // v2: how a foreground `colltune tune` launched a campaign (backend settings, outputs), so
-    // that `tune --resume` restores it instead of rebuilding it from the resume command's flags.
+  // Each later version's script, applied in turn to a database of the version before it.
+  constexpr const char* kMigrations[] = {kSchemaV2, kSchemaV3};  // to versions 2, 3, ...
+  static_assert(std::size(kMigrations) + 1 == kSchemaVersion);
+  for (; version < kSchemaVersion; ++version) {
     sql::Transaction tx(db_);
-    db_.exec_script(kSchemaV2);
-    db_.set_user_version(2);
+    db_.exec_script(kMigrations[version - 1]);
+    db_.set_user_version(version + 1);
     tx.commit();
-    version = 2;
-  }
-  if (version == 2) {
-    sql::Transaction tx(db_);
-    db_.exec_script(kSchemaV3);
-    db_.set_user_version(3);
-    tx.commit();
-    version = 3;
   }
 }
 

@@ -847,10 +847,7 @@ nlohmann::json BayesStrategy::state() const {
 }
 
 void BayesStrategy::restore(const nlohmann::json& state) {
-  if (state.at("strategy").get<std::string>() != name())
-    throw std::invalid_argument("state is for strategy " + state.at("strategy").get<std::string>());
-  if (state.at("seed").get<std::uint64_t>() != options_.seed)
-    throw std::invalid_argument("state was made with another seed");
+  check_state_is_for(state, name(), options_.seed);
   design_.clear();
   for (const auto& c : state.at("design")) design_.push_back(c.get<TuningConfig>());
   design_next_ = state.at("design_next").get<std::size_t>();

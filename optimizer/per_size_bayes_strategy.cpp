@@ -328,10 +328,7 @@ nlohmann::json PerSizeBayesStrategy::state() const {
 }
 
 void PerSizeBayesStrategy::restore(const nlohmann::json& state) {
-  if (state.at("strategy").get<std::string>() != name())
-    throw std::invalid_argument("state is for strategy " + state.at("strategy").get<std::string>());
-  if (state.at("seed").get<std::uint64_t>() != options_.seed)
-    throw std::invalid_argument("state was made with another seed");
+  check_state_is_for(state, name(), options_.seed);
   searches_.clear();
   for (const auto& j : state.at("searches")) {
     SizeSearch s;

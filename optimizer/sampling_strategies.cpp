@@ -69,10 +69,7 @@ nlohmann::json OrderedSamplingStrategy::state() const {
 }
 
 void OrderedSamplingStrategy::restore(const nlohmann::json& state) {
-  if (state.at("strategy").get<std::string>() != name_)
-    throw std::invalid_argument("state is for strategy " + state.at("strategy").get<std::string>());
-  if (state.at("seed").get<std::uint64_t>() != options_.seed)
-    throw std::invalid_argument("state was made with another seed");
+  check_state_is_for(state, name_, options_.seed);
   next_ = state.at("next").get<std::size_t>();
   limit_ = state.at("limit").get<std::size_t>();
   observations_ = Observations::from_json(state.at("observations"));

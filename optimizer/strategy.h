@@ -129,6 +129,12 @@ class Strategy {
 // designs) or is not a strategy state. Each strategy reads its own format.
 std::optional<std::vector<TuningConfig>> initial_design_of(const nlohmann::json& state);
 
+// restore()'s first check, shared by the single-context strategies: throws
+// std::invalid_argument unless `state` was made by the strategy named `name` with `seed` (a
+// state of another strategy, or of the same one with another seed, would not resume the same
+// search).
+void check_state_is_for(const nlohmann::json& state, const std::string& name, std::uint64_t seed);
+
 // Names accepted by make_strategy: "bo", "bo-per-size", "random", "exhaustive".
 std::vector<std::string> strategy_names();
 

@@ -24,6 +24,13 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const SearchSpa
   throw std::invalid_argument("unknown strategy '" + name + "'");
 }
 
+void check_state_is_for(const nlohmann::json& state, const std::string& name, std::uint64_t seed) {
+  if (state.at("strategy").get<std::string>() != name)
+    throw std::invalid_argument("state is for strategy " + state.at("strategy").get<std::string>());
+  if (state.at("seed").get<std::uint64_t>() != seed)
+    throw std::invalid_argument("state was made with another seed");
+}
+
 std::optional<std::vector<TuningConfig>> initial_design_of(const nlohmann::json& state) {
   if (!state.is_object()) return std::nullopt;
   if (state.value("strategy", std::string()) == "bo") return BayesStrategy::design_of(state);

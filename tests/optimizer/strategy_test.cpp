@@ -97,6 +97,9 @@ TEST(StrategyState, RestoreGivesIdenticalSuggestions) {
     }
     EXPECT_EQ(a->state().dump(), b->state().dump()) << name;
     EXPECT_THROW(make_strategy(name, space, options(43))->restore(saved), std::invalid_argument);
+    nlohmann::json other = saved;  // another strategy's state
+    other["strategy"] = name == "random" ? "exhaustive" : "random";
+    EXPECT_THROW(make_strategy(name, space, options(42))->restore(other), std::invalid_argument);
   }
 }
 

@@ -119,6 +119,19 @@ TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
     sqlite3_close(db);
   }
   EXPECT_THROW(Store store(newer), sql::Error);
+  // A negative version (SQLite's user_version is signed) is no version colltune wrote.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "PRAGMA user_version=-1", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  try {
+    Store store(newer);
+    ADD_FAILURE() << "a store of schema version -1 was opened";
+  } catch (const sql::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a colltune store"), std::string::npos) << e.what();
+  }
 }
 
 // The newest event of a type (the metrics ask for rare ones: the last sentinel report, the last
