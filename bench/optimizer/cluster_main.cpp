@@ -64,6 +64,9 @@ struct Scored {
   std::map<int, double> final_node_seconds_by_comm;
   std::map<int, int> final_runs_by_comm;
   std::map<int, int> final_looks_by_comm, final_nominees_by_comm;
+  // --unverified-above: the cells written from the gated model picks with no final phase, and
+  // those of them whose pick is truly more than 5 % slower than the default
+  int unverified_cells = 0, unverified_slower_cells = 0;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -516,6 +519,12 @@ int main(int argc, char** argv) {
                  "per message size tested against the default, its runs counted) or none (the "
                  "strategies' picks, no final phase)")
       ->check(CLI::IsMember({"paired", "none"}));
+  int unverified_above = 0;
+  app.add_option("--unverified-above", unverified_above,
+                 "bo-cluster rows with --final paired: listed comm sizes above this one get no "
+                 "final phase; their cells are the model's picks at --min-confidence (an "
+                 "experiment: what skipping the verification at the largest sizes costs and "
+                 "risks; 0 = verify every size, as a campaign does)");
   bool size_prices = false;
   app.add_flag("--size-prices", size_prices,
                "bo-cluster: price runs per size (the median configuration), not per configuration");
@@ -751,12 +760,22 @@ int main(int argc, char** argv) {
         // campaign's ClusterSizeView: the ungated picks and the finalists of that size), or with
         // --final none the gated picks of recommend().
         const auto picks = strategy->recommend(sizes, paired ? 0.0 : min_confidence);
+        const auto gated = strategy->recommend(sizes, min_confidence);
         for (int p : sizes) {
+          const bool unverified = paired && unverified_above > 0 && p > unverified_above;
           std::vector<Choice> choices;
-          for (const auto& k : picks)
+          for (const auto& k : unverified ? gated : picks)
             if (k.comm_size == p)
               choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
-          if (paired) {
+          if (unverified) {
+            const SearchSpace space(*collective, p, table);
+            for (const auto& k : choices) {
+              const auto* pick = land.at(p).find(space.canonical(k.config), k.msg_size);
+              const auto* dflt = land.at(p).find(TuningConfig{}, k.msg_size);
+              c.unverified_cells += 1;
+              c.unverified_slower_cells += pick && dflt && pick->truth > 1.05 * dflt->truth;
+            }
+          } else if (paired) {
             c.sizes_without_runs += searched_runs[p] == 0;
             const SearchSpace space(*collective, p, table);
             bench::PairedFinalOptions po;
@@ -858,6 +877,11 @@ int main(int argc, char** argv) {
           j["nominated_cells"] = r.nominated_cells;
           j["proven_cells"] = r.proven_cells;
           j["sizes_without_runs"] = r.sizes_without_runs;
+          if (unverified_above > 0) {
+            j["unverified_above"] = unverified_above;
+            j["unverified_cells"] = r.unverified_cells;
+            j["unverified_slower_cells"] = r.unverified_slower_cells;
+          }
           for (const auto& [p, ns] : r.final_node_seconds_by_comm) {
             j["final_node_seconds_by_comm_size"][std::to_string(p)] = ns;
             j["final_runs_by_comm_size"][std::to_string(p)] = r.final_runs_by_comm.at(p);
