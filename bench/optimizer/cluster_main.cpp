@@ -760,7 +760,9 @@ int main(int argc, char** argv) {
         // campaign's ClusterSizeView: the ungated picks and the finalists of that size), or with
         // --final none the gated picks of recommend().
         const auto picks = strategy->recommend(sizes, paired ? 0.0 : min_confidence);
-        const auto gated = strategy->recommend(sizes, min_confidence);
+        const auto gated = unverified_above > 0 && paired
+                               ? strategy->recommend(sizes, min_confidence)
+                               : std::vector<ClusterChoice>{};
         for (int p : sizes) {
           const bool unverified = paired && unverified_above > 0 && p > unverified_above;
           std::vector<Choice> choices;
