@@ -424,31 +424,39 @@ std::int64_t Store::add_context(std::int64_t campaign_id, Collective collective,
   return db_.last_insert_id();
 }
 
+namespace {
+
+// Runs `update_sql`, "UPDATE <table> SET <column> = ?, updated_at = ? WHERE id = ?", with
+// `value`, `now` and `id`: one column of a row that keeps its updated_at. The caller holds the
+// store's lock.
+void update_row_text(sql::Database& db, std::string_view update_sql, std::string_view value,
+                     std::int64_t id, double now) {
+  db.prepare(update_sql).bind(1, value).bind(2, now).bind(3, id).exec();
+}
+
+constexpr std::string_view kSetContextState =
+    "UPDATE contexts SET state = ?, updated_at = ? WHERE id = ?";
+constexpr std::string_view kSetOptimizerState =
+    "UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?";
+constexpr std::string_view kSetContextResult =
+    "UPDATE contexts SET result = ?, updated_at = ? WHERE id = ?";
+constexpr std::string_view kSetJobState = "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?";
+
+}  // namespace
+
 void Store::set_context_state(std::int64_t id, ContextState state) {
   std::lock_guard lock(mutex_);
-  db_.prepare("UPDATE contexts SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, to_string(state))
-      .bind(2, unix_time_now())
-      .bind(3, id)
-      .exec();
+  update_row_text(db_, kSetContextState, to_string(state), id, unix_time_now());
 }
 
 void Store::save_optimizer_state(std::int64_t context_id, const nlohmann::json& state) {
   std::lock_guard lock(mutex_);
-  db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, state.dump())
-      .bind(2, unix_time_now())
-      .bind(3, context_id)
-      .exec();
+  update_row_text(db_, kSetOptimizerState, state.dump(), context_id, unix_time_now());
 }
 
 void Store::save_context_result(std::int64_t context_id, const nlohmann::json& result) {
   std::lock_guard lock(mutex_);
-  db_.prepare("UPDATE contexts SET result = ?, updated_at = ? WHERE id = ?")
-      .bind(1, result.dump())
-      .bind(2, unix_time_now())
-      .bind(3, context_id)
-      .exec();
+  update_row_text(db_, kSetContextResult, result.dump(), context_id, unix_time_now());
 }
 
 std::vector<ContextRecord> Store::contexts(std::int64_t campaign_id) {
@@ -501,11 +509,7 @@ std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id
       .exec();
   const std::int64_t id = db_.last_insert_id();
   if (!optimizer_state.is_null())
-    db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-        .bind(1, optimizer_state.dump())
-        .bind(2, now)
-        .bind(3, context_id)
-        .exec();
+    update_row_text(db_, kSetOptimizerState, optimizer_state.dump(), context_id, now);
   tx.commit();
   return id;
 }
@@ -522,11 +526,7 @@ void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_j
 
 void Store::set_job_state(std::int64_t job_id, JobState state) {
   std::lock_guard lock(mutex_);
-  db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, to_string(state))
-      .bind(2, unix_time_now())
-      .bind(3, job_id)
-      .exec();
+  update_row_text(db_, kSetJobState, to_string(state), job_id, unix_time_now());
 }
 
 void Store::complete_job(std::int64_t job_id, JobState state, std::int64_t context_id,
@@ -534,17 +534,9 @@ void Store::complete_job(std::int64_t job_id, JobState state, std::int64_t conte
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
-  db_.prepare("UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?")
-      .bind(1, to_string(state))
-      .bind(2, now)
-      .bind(3, job_id)
-      .exec();
+  update_row_text(db_, kSetJobState, to_string(state), job_id, now);
   if (!optimizer_state.is_null())
-    db_.prepare("UPDATE contexts SET optimizer_state = ?, updated_at = ? WHERE id = ?")
-        .bind(1, optimizer_state.dump())
-        .bind(2, now)
-        .bind(3, context_id)
-        .exec();
+    update_row_text(db_, kSetOptimizerState, optimizer_state.dump(), context_id, now);
   tx.commit();
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/text.h"
+
 namespace colltune {
 
 const AlgorithmInfo* CollectiveAlgorithms::find(int id) const {
@@ -90,14 +92,7 @@ AlgorithmTable AlgorithmTable::from_ompi_info(std::string_view text) {
   std::map<Collective, std::map<int, std::string>> found;
   std::optional<OmpiVersion> version;
 
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-
+  for (const std::string_view line : lines_of(text)) {
     // mca:coll:tuned:version:"component:4.1.4"  -> the component's (= Open MPI's) version
     if (line.rfind("mca:coll:tuned:version:\"component:", 0) == 0) {
       auto colon = line.rfind(':');

@@ -114,12 +114,7 @@ OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_v
   OsuCapabilities caps;
   // Option lines start with blanks then "-X" followed by ',' (long form), a blank or the end.
   // Indented example lines ("  -m 2:128  // ...") also start so: their letter is a known one.
-  std::size_t start = 0;
-  while (start < help_text.size()) {
-    std::size_t end = help_text.find('\n', start);
-    if (end == std::string_view::npos) end = help_text.size();
-    std::string_view line = help_text.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : lines_of(help_text)) {
     if (line.empty() || (line[0] != ' ' && line[0] != '\t')) continue;
     line = trim(line);
     if (line.size() < 2 || line[0] != '-' || !is_option_letter(line[1])) continue;
@@ -128,12 +123,8 @@ OsuCapabilities parse_osu_capabilities(std::string_view help_text, std::string_v
     caps.options.insert(line[1]);
   }
   // The version: what follows the last " v" of the header line.
-  start = 0;
-  while (start < version_text.size()) {
-    std::size_t end = version_text.find('\n', start);
-    if (end == std::string_view::npos) end = version_text.size();
-    std::string_view line = trim(version_text.substr(start, end - start));
-    start = end + 1;
+  for (std::string_view line : lines_of(version_text)) {
+    line = trim(line);
     if (!line.starts_with("# OSU") && !line.starts_with("OSU")) continue;
     const std::size_t v = line.rfind(" v");
     if (v == std::string_view::npos || v + 2 >= line.size() || !is_digit(line[v + 2])) continue;

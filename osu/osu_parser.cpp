@@ -526,14 +526,8 @@ OsuParseResult parse_osu_output(std::string_view stdout_text, std::string_view s
 }
 
 std::optional<std::string> find_osu_bad_usage(std::string_view text) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim(text.substr(start, end - start));
-    if (is_bad_usage_message(line)) return std::string(line);
-    start = end + 1;
-  }
+  for (std::string_view line : lines_of(text))
+    if (line = trim(line); is_bad_usage_message(line)) return std::string(line);
   return std::nullopt;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/file_text.h"
+#include "core/text.h"
 
 namespace colltune {
 namespace {
@@ -110,14 +111,8 @@ TraceData parse_trace_text(std::string_view text, const std::string& source_name
   TraceData data;
   data.files.push_back(source_name);
   int line_number = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string_view line : lines_of(text)) {
     ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     if (line.front() == '#') {
       // "# colltune-trace 1 rank=0 world_size=4 pid=1234 dropped=0"

@@ -112,6 +112,15 @@ class WorkloadBase : public Workload {
   static std::size_t bytes_for(std::int64_t count, ElementType t) {
     return static_cast<std::size_t>(count) * static_cast<std::size_t>(type_size(t));
   }
+  // True when `recv` holds, one block of bytes_per_rank() per source rank in rank order, what
+  // each source sent to `destination` (moved_byte).
+  bool holds_every_sources_block(const unsigned char* recv, int destination) const {
+    const std::size_t block = bytes_per_rank();
+    for (int source = 0; source < size_; ++source)
+      for (std::size_t i = 0; i < block; ++i)
+        if (recv[source * block + i] != moved_byte(source, destination, i)) return false;
+    return true;
+  }
 
   MPI_Comm comm_;
   ElementType type_;
@@ -154,12 +163,7 @@ class GatherWorkload final : public WorkloadBase {
     std::memset(recv_.data(), 0, recv_.size());
   }
   bool check_validation() const override {
-    if (rank_ != 0) return true;
-    const std::size_t block = bytes_per_rank();
-    for (int source = 0; source < size_; ++source)
-      for (std::size_t i = 0; i < block; ++i)
-        if (recv_.data()[source * block + i] != moved_byte(source, 0, i)) return false;
-    return true;
+    return rank_ != 0 || holds_every_sources_block(recv_.data(), 0);
   }
 
  private:
@@ -208,13 +212,7 @@ class AllgatherWorkload final : public WorkloadBase {
     for (std::size_t i = 0; i < bytes_per_rank(); ++i) send_.data()[i] = moved_byte(rank_, 0, i);
     std::memset(recv_.data(), 0, recv_.size());
   }
-  bool check_validation() const override {
-    const std::size_t block = bytes_per_rank();
-    for (int source = 0; source < size_; ++source)
-      for (std::size_t i = 0; i < block; ++i)
-        if (recv_.data()[source * block + i] != moved_byte(source, 0, i)) return false;
-    return true;
-  }
+  bool check_validation() const override { return holds_every_sources_block(recv_.data(), 0); }
 
  private:
   Buffer send_;
@@ -237,13 +235,7 @@ class AlltoallWorkload final : public WorkloadBase {
         send_.data()[destination * block + i] = moved_byte(rank_, destination, i);
     std::memset(recv_.data(), 0, recv_.size());
   }
-  bool check_validation() const override {
-    const std::size_t block = bytes_per_rank();
-    for (int source = 0; source < size_; ++source)
-      for (std::size_t i = 0; i < block; ++i)
-        if (recv_.data()[source * block + i] != moved_byte(source, rank_, i)) return false;
-    return true;
-  }
+  bool check_validation() const override { return holds_every_sources_block(recv_.data(), rank_); }
 
  private:
   Buffer send_;

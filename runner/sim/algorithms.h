@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runner/sim/schedule.h"
 #include "runner/sim/topology.h"
@@ -38,6 +39,29 @@ BlockCount compute_blockcount(std::int64_t count, std::int64_t blocks);
 
 // Largest power of two <= n (n >= 1).
 int floor_power_of_two(int n);
+
+// The first half of Rabenseifner's algorithm, shared by reduce_redscat_gather and
+// allreduce_redscat_allgather (coll_base_reduce.c / coll_base_allreduce.c run the same code):
+// the first 2 * rem ranks fold pairwise so that `pof2` = floor_power_of_two(comm_size) ranks
+// remain, which then reduce-scatter by recursive halving. `pof2` and `nsteps` (= log2 pof2) are
+// the caller's; `count` >= pof2.
+struct RabenseifnerHalving {
+  int pof2 = 1;
+  int nsteps = 0;
+  int rem = 0;  // comm_size - pof2
+  // The real rank of virtual rank `vrank` among the remaining pof2 ranks.
+  int real_rank(int vrank) const { return vrank < rem ? vrank * 2 : vrank + rem; }
+};
+RabenseifnerHalving rabenseifner_halving(int comm_size);
+
+// What rank `r` did in the fold and the halving: its virtual rank (-1: folded out, it takes no
+// further part) and, per step, the element counts it received (and kept) and sent.
+struct HalvingCounts {
+  int vrank = -1;
+  std::vector<std::int64_t> rcount, scount;
+};
+// Appends rank `r`'s fold and recursive-halving operations to its program.
+HalvingCounts fold_and_halve(Context& c, const RabenseifnerHalving& h, int r, std::int64_t count);
 
 // --- bcast (coll_base_bcast.c) ---
 void bcast_generic(Context& c, const Tree& tree, std::int64_t count, std::int64_t segcount);

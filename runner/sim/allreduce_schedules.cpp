@@ -163,70 +163,27 @@ void allreduce_ring_segmented(Context& c, std::int64_t count, int segsize) {
 void allreduce_redscat_allgather(Context& c, std::int64_t count) {
   c.trace("allreduce_intra_redscat_allgather");
   const int p = c.comm_size;
-  const int pof2 = floor_power_of_two(p);
-  if (count < pof2) {
+  const RabenseifnerHalving h = rabenseifner_halving(p);
+  if (count < h.pof2) {
     allreduce_basic_linear(c, count);
     return;
   }
   const std::int64_t type = c.type_size;
-  int nsteps = 0;
-  while ((1 << nsteps) < pof2) ++nsteps;
-  const int rem = p - pof2;
-  auto real_rank = [&](int vdest) { return vdest < rem ? vdest * 2 : vdest + rem; };
   for (int r = 0; r < p; ++r) {
+    // Steps 1-2: the fold and the reduce-scatter.
+    const HalvingCounts halved = fold_and_halve(c, h, r, count);
     RankProgram& prog = c.rank(r);
-    int vrank;
-    if (r < 2 * rem) {
-      const std::int64_t lhalf = count / 2, rhalf = count - lhalf;
-      if (r % 2 != 0) {
-        prog.sendrecv(r - 1, lhalf * type, r - 1, rhalf * type);
-        prog.reduce(rhalf * type);
-        prog.send(r - 1, rhalf * type);
-        vrank = -1;
-      } else {
-        prog.sendrecv(r + 1, rhalf * type, r + 1, lhalf * type);
-        prog.reduce(lhalf * type);
-        prog.recv(r + 1, rhalf * type);
-        vrank = r / 2;
-      }
-    } else {
-      vrank = r - rem;
-    }
-    if (vrank != -1) {
-      std::vector<std::int64_t> rindex(nsteps, 0), sindex(nsteps, 0), rcount(nsteps, 0),
-          scount(nsteps, 0);
-      int step = 0;
-      std::int64_t wsize = count;
-      for (int mask = 1; mask < pof2; mask <<= 1) {
-        const int dest = real_rank(vrank ^ mask);
-        if (r < dest) {
-          rcount[step] = wsize / 2;
-          scount[step] = wsize - rcount[step];
-          sindex[step] = rindex[step] + rcount[step];
-        } else {
-          scount[step] = wsize / 2;
-          rcount[step] = wsize - scount[step];
-          rindex[step] = sindex[step] + scount[step];
-        }
-        prog.sendrecv(dest, scount[step] * type, dest, rcount[step] * type);
-        prog.reduce(rcount[step] * type);
-        if (step + 1 < nsteps) {
-          rindex[step + 1] = rindex[step];
-          sindex[step + 1] = rindex[step];
-          wsize = rcount[step];
-          ++step;
-        }
-      }
-      // Allgather by recursive doubling, in reverse order of the halving.
-      step = nsteps - 1;
-      for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
-        const int dest = real_rank(vrank ^ mask);
-        prog.sendrecv(dest, rcount[step] * type, dest, scount[step] * type);
+    if (halved.vrank != -1) {
+      // Step 3: allgather by recursive doubling, in reverse order of the halving.
+      int step = h.nsteps - 1;
+      for (int mask = h.pof2 >> 1; mask > 0; mask >>= 1) {
+        const int dest = h.real_rank(halved.vrank ^ mask);
+        prog.sendrecv(dest, halved.rcount[step] * type, dest, halved.scount[step] * type);
         --step;
       }
     }
     // Step 4: the folded-out odd ranks get the whole result.
-    if (r < 2 * rem) {
+    if (r < 2 * h.rem) {
       if (r % 2 != 0) {
         prog.recv(r - 1, count * type);
       } else {

@@ -16,6 +16,65 @@ int floor_power_of_two(int n) {
   return p;
 }
 
+RabenseifnerHalving rabenseifner_halving(int comm_size) {
+  RabenseifnerHalving h;
+  h.pof2 = floor_power_of_two(comm_size);
+  while ((1 << h.nsteps) < h.pof2) ++h.nsteps;
+  h.rem = comm_size - h.pof2;
+  return h;
+}
+
+HalvingCounts fold_and_halve(Context& c, const RabenseifnerHalving& h, int r, std::int64_t count) {
+  const std::int64_t type = c.type_size;
+  RankProgram& prog = c.rank(r);
+  HalvingCounts out;
+  // Step 1: fold the first 2*rem ranks pairwise so that a power of two remains.
+  if (r < 2 * h.rem) {
+    const std::int64_t lhalf = count / 2, rhalf = count - lhalf;
+    if (r % 2 != 0) {
+      prog.sendrecv(r - 1, lhalf * type, r - 1, rhalf * type);
+      prog.reduce(rhalf * type);
+      prog.send(r - 1, rhalf * type);
+      return out;  // vrank -1
+    }
+    prog.sendrecv(r + 1, rhalf * type, r + 1, lhalf * type);
+    prog.reduce(lhalf * type);
+    prog.recv(r + 1, rhalf * type);
+    out.vrank = r / 2;
+  } else {
+    out.vrank = r - h.rem;
+  }
+  // Step 2: reduce-scatter by recursive halving.
+  std::vector<std::int64_t> rindex(h.nsteps, 0), sindex(h.nsteps, 0);
+  out.rcount.assign(h.nsteps, 0);
+  out.scount.assign(h.nsteps, 0);
+  auto& rcount = out.rcount;
+  auto& scount = out.scount;
+  int step = 0;
+  std::int64_t wsize = count;
+  for (int mask = 1; mask < h.pof2; mask <<= 1) {
+    const int dest = h.real_rank(out.vrank ^ mask);
+    if (r < dest) {
+      rcount[step] = wsize / 2;
+      scount[step] = wsize - rcount[step];
+      sindex[step] = rindex[step] + rcount[step];
+    } else {
+      scount[step] = wsize / 2;
+      rcount[step] = wsize - scount[step];
+      rindex[step] = sindex[step] + scount[step];
+    }
+    prog.sendrecv(dest, scount[step] * type, dest, rcount[step] * type);
+    prog.reduce(rcount[step] * type);
+    if (step + 1 < h.nsteps) {
+      rindex[step + 1] = rindex[step];
+      sindex[step + 1] = rindex[step];
+      wsize = rcount[step];
+      ++step;
+    }
+  }
+  return out;
+}
+
 void reduce_generic(Context& c, const Tree& tree, std::int64_t count, std::int64_t segcount) {
   const std::int64_t type = c.type_size;
   const std::int64_t num_segments = (count + segcount - 1) / segcount;
@@ -116,76 +175,30 @@ void reduce_in_order_binary(Context& c, std::int64_t count, int segsize) {
 
 void reduce_redscat_gather(Context& c, std::int64_t count) {
   c.trace("reduce_intra_redscat_gather");
-  const int p = c.comm_size;
-  const int pof2 = floor_power_of_two(p);
-  if (pof2 < 2 || count < pof2) {
+  const RabenseifnerHalving h = rabenseifner_halving(c.comm_size);
+  if (h.pof2 < 2 || count < h.pof2) {
     reduce_basic_linear(c, count);
     return;
   }
   const std::int64_t type = c.type_size;
-  int nsteps = 0;
-  while ((1 << nsteps) < pof2) ++nsteps;
-  const int rem = p - pof2;
   const int vroot = 0;  // root 0 is even (or rem == 0): vroot = 0
-  auto real_rank = [&](int vdest) { return vdest < rem ? vdest * 2 : vdest + rem; };
-  for (int r = 0; r < p; ++r) {
+  for (int r = 0; r < c.comm_size; ++r) {
+    // Steps 1-2: the fold and the reduce-scatter.
+    const HalvingCounts halved = fold_and_halve(c, h, r, count);
+    if (halved.vrank == -1) continue;
     RankProgram& prog = c.rank(r);
-    int vrank;
-    // Step 1: fold the first 2*rem ranks pairwise so that a power of two remains.
-    if (r < 2 * rem) {
-      const std::int64_t lhalf = count / 2, rhalf = count - lhalf;
-      if (r % 2 != 0) {
-        prog.sendrecv(r - 1, lhalf * type, r - 1, rhalf * type);
-        prog.reduce(rhalf * type);
-        prog.send(r - 1, rhalf * type);
-        vrank = -1;
-      } else {
-        prog.sendrecv(r + 1, rhalf * type, r + 1, lhalf * type);
-        prog.reduce(lhalf * type);
-        prog.recv(r + 1, rhalf * type);
-        vrank = r / 2;
-      }
-    } else {
-      vrank = r - rem;
-    }
-    if (vrank == -1) continue;
-    // Step 2: reduce-scatter by recursive halving.
-    std::vector<std::int64_t> rindex(nsteps, 0), sindex(nsteps, 0), rcount(nsteps, 0),
-        scount(nsteps, 0);
-    int step = 0;
-    std::int64_t wsize = count;
-    for (int mask = 1; mask < pof2; mask <<= 1) {
-      const int dest = real_rank(vrank ^ mask);
-      if (r < dest) {
-        rcount[step] = wsize / 2;
-        scount[step] = wsize - rcount[step];
-        sindex[step] = rindex[step] + rcount[step];
-      } else {
-        scount[step] = wsize / 2;
-        rcount[step] = wsize - scount[step];
-        rindex[step] = sindex[step] + scount[step];
-      }
-      prog.sendrecv(dest, scount[step] * type, dest, rcount[step] * type);
-      prog.reduce(rcount[step] * type);
-      if (step + 1 < nsteps) {
-        rindex[step + 1] = rindex[step];
-        sindex[step + 1] = rindex[step];
-        wsize = rcount[step];
-        ++step;
-      }
-    }
     // Step 3: binomial gather of the pieces to the root.
-    step = nsteps - 1;
-    for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
-      const int vdest = vrank ^ mask;
-      const int dest = real_rank(vdest);
+    int step = h.nsteps - 1;
+    for (int mask = h.pof2 >> 1; mask > 0; mask >>= 1) {
+      const int vdest = halved.vrank ^ mask;
+      const int dest = h.real_rank(vdest);
       const int vdest_tree = (vdest >> step) << step;
       const int vroot_tree = (vroot >> step) << step;
       if (vdest_tree == vroot_tree) {
-        prog.send(dest, rcount[step] * type);
+        prog.send(dest, halved.rcount[step] * type);
         break;
       }
-      prog.recv(dest, scount[step] * type);
+      prog.recv(dest, halved.scount[step] * type);
       --step;
     }
   }

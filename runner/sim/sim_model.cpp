@@ -18,6 +18,25 @@ SimModel SimModel::load(std::string_view name_or_path) {
 
 bool SimModel::models(Collective collective) { return sim_models(collective); }
 
+namespace {
+
+// What build_schedule needs for one call on `profile`'s cluster.
+CallSpec model_call_spec(const ClusterProfile& profile, std::int64_t max_messages,
+                         Collective collective, const Placement& placement,
+                         const TuningConfig& config, std::int64_t msg_size) {
+  CallSpec spec;
+  spec.collective = collective;
+  spec.comm_size = placement.comm_size;
+  spec.config = config;
+  spec.osu_size = msg_size;
+  spec.knomial_radix = profile.knomial_radix;
+  spec.forced_chain_fanout = profile.forced_chain_fanout;
+  spec.max_messages = max_messages;
+  return spec;
+}
+
+}  // namespace
+
 SimModel::Key SimModel::key(Collective c, const Placement& p, const TuningConfig& config,
                             std::int64_t size) const {
   // Knobs the algorithm never reads do not change the result: cache them as 0.
@@ -35,15 +54,8 @@ SimModel::Key SimModel::key(Collective c, const Placement& p, const TuningConfig
 
 SimResult SimModel::simulate(Collective collective, const Placement& placement,
                              const TuningConfig& config, std::int64_t msg_size) const {
-  CallSpec spec;
-  spec.collective = collective;
-  spec.comm_size = placement.comm_size;
-  spec.config = config;
-  spec.osu_size = msg_size;
-  spec.knomial_radix = profile_.knomial_radix;
-  spec.forced_chain_fanout = profile_.forced_chain_fanout;
-  spec.max_messages = max_messages_;
-  const Schedule schedule = build_schedule(spec);
+  const Schedule schedule = build_schedule(
+      model_call_spec(profile_, max_messages_, collective, placement, config, msg_size));
   return Simulator(profile_, placement).run(schedule);
 }
 
@@ -54,15 +66,8 @@ Measurement SimModel::measure(Collective collective, const Placement& placement,
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(k); it != cache_.end()) return it->second;
   }
-  CallSpec spec;
-  spec.collective = collective;
-  spec.comm_size = placement.comm_size;
-  spec.config = config;
-  spec.osu_size = msg_size;
-  spec.knomial_radix = profile_.knomial_radix;
-  spec.forced_chain_fanout = profile_.forced_chain_fanout;
-  spec.max_messages = max_messages_;
-  Schedule schedule = build_schedule(spec);
+  Schedule schedule = build_schedule(
+      model_call_spec(profile_, max_messages_, collective, placement, config, msg_size));
   const SimResult r = Simulator(profile_, placement).run(schedule);
   Measurement m{r.avg_us, r.min_us, r.max_us, std::move(schedule.trace)};
   std::lock_guard lock(mutex_);
