@@ -197,11 +197,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   }
   Strategy* strategy = searched ? searched : owned.get();
 
+  // `phase` "final": a whole-cluster search already ran (one search for all the collective's
+  // sizes); this context only has its final phase left.
   const nlohmann::json context_info = {{"context_id", context.id},
                                        {"collective", std::string(name(context.collective))},
                                        {"comm_size", context.comm_size},
                                        {"space", space.size()},
-                                       {"planned", strategy->planned_evaluations()}};
+                                       {"planned", strategy->planned_evaluations()},
+                                       {"phase", searched ? "final" : "search"}};
   emit(campaign.id, "context_started", context_info, true);
 
   auto make_request = [&](const std::string& tag, std::vector<TuningConfig> configs, int repeats,

@@ -36,13 +36,17 @@ void print_cluster_summary(std::FILE* out, const nlohmann::json& report) {
       lo = std::min(lo, p.value("confidence", 0.0));
       hi = std::max(hi, p.value("confidence", 0.0));
     }
-    std::fprintf(out, "  %s: measured P=%s (%s); predicted P=%s: %d of %d cells tuned",
-                 coll.c_str(), join(measured).c_str(),
-                 c.value("stop_reason", std::string()).c_str(),
-                 predicted.empty() ? "-" : join(predicted).c_str(), tuned, cells);
-    if (tuned > 0) std::fprintf(out, " (confidence %.2f-%.2f)", lo, hi);
-    std::fprintf(out, ", the rest default; above P=%d: Open MPI's default\n",
-                 c.value("max_comm_size", 0));
+    std::fprintf(out, "  %s: measured P=%s (%s); ", coll.c_str(), join(measured).c_str(),
+                 c.value("stop_reason", std::string()).c_str());
+    if (predicted.empty()) {
+      std::fprintf(out, "nothing predicted (no size in the range was left unmeasured)");
+    } else {
+      std::fprintf(out, "predicted P=%s: %d of %d cells tuned", join(predicted).c_str(), tuned,
+                   cells);
+      if (tuned > 0) std::fprintf(out, " (confidence %.2f-%.2f)", lo, hi);
+      std::fprintf(out, ", the rest default");
+    }
+    std::fprintf(out, "; above P=%d: Open MPI's default\n", c.value("max_comm_size", 0));
   }
 }
 

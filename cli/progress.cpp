@@ -17,9 +17,16 @@ double system_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// "[bcast P=4]", or for a whole-cluster search "[bcast P=2,4,8]".
 std::string label_of(const nlohmann::json& p) {
-  return "[" + p.value("collective", std::string("?")) +
-         " P=" + std::to_string(p.value("comm_size", 0)) + "]";
+  std::string sizes = std::to_string(p.value("comm_size", 0));
+  if (const auto list = p.find("comm_sizes"); list != p.end() && list->is_array()) {
+    sizes.clear();
+    for (const auto& size : *list)
+      if (size.is_number_integer())
+        sizes += (sizes.empty() ? "" : ",") + std::to_string(size.get<int>());
+  }
+  return "[" + p.value("collective", std::string("?")) + " P=" + sizes + "]";
 }
 
 }  // namespace
@@ -91,11 +98,20 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
     evaluations_done_ = 0;
     runs_done_ = 0;
     runs_failed_ = 0;
-    phase_ = "search";
+    phase_ = p.value("phase", std::string("search"));
     context_start_ = now_();
-    line(context_label_ + " search space " + std::to_string(p.value("space", 0)) +
-         " configurations, planned " +
-         (planned_ > 0 ? std::to_string(planned_) : std::string("adaptive")) + " evaluations");
+    const std::string planned = planned_ > 0 ? std::to_string(planned_) : std::string("adaptive");
+    if (phase_ == "final")  // a whole-cluster campaign's size, its search done
+      line(context_label_ +
+           " final phase: the paired test against Open MPI's default (the whole-cluster search "
+           "is done)");
+    else if (const auto sizes = p.find("comm_sizes"); sizes != p.end() && sizes->is_array())
+      line(context_label_ + " whole-cluster search over " + std::to_string(sizes->size()) +
+           " comm sizes: " + std::to_string(p.value("space", 0)) +
+           " configurations in all, planned " + planned + " evaluations");
+    else
+      line(context_label_ + " search space " + std::to_string(p.value("space", 0)) +
+           " configurations, planned " + planned + " evaluations");
   } else if (type == "job_started") {
     phase_ = p.value("purpose", std::string("search"));
     // Jobs of the rules stage (verify, re-measure) come after every context: the job names

@@ -9,6 +9,7 @@
 #include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
+#include "cli/cluster_summary.h"
 #include "cli/progress.h"
 #include "cli/report_table.h"
 #include "runner/sim_backend.h"
@@ -95,6 +96,42 @@ TEST(ReportTable, SaysWhereTheNodeTimeWent) {
       << text;
 }
 
+TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
+  const auto summary = [](const json& report) {
+    std::FILE* f = std::tmpfile();
+    print_cluster_summary(f, report);
+    std::string text = read_all(f);
+    std::fclose(f);
+    return text;
+  };
+  const auto cell = [](int p, int algorithm, double confidence) {
+    return json{{"collective", "reduce"},
+                {"comm_size", p},
+                {"best", {{"algorithm", algorithm}}},
+                {"confidence", confidence}};
+  };
+  // 2, 4 and 8 ranks measured, 3 and 5-7 predicted: 2 of 4 cells tuned.
+  const json predicted = {{"cluster", json::array({{{"collective", "reduce"},
+                                                    {"measured", {2, 4, 8}},
+                                                    {"stop_reason", "ei"},
+                                                    {"max_comm_size", 8}}})},
+                          {"predicted", json::array({cell(3, 0, 0.5), cell(5, 2, 0.85),
+                                                     cell(6, 1, 0.93), cell(7, 0, 0.6)})}};
+  EXPECT_EQ(summary(predicted),
+            "\nwhole cluster:\n  reduce: measured P=2,4,8 (ei); predicted P=3,5,6,7: 2 of 4 cells "
+            "tuned (confidence 0.85-0.93), the rest default; above P=8: Open MPI's default\n");
+  // Every size of the range measured: nothing to predict, said so (not "P=-: 0 of 0").
+  json all_measured = predicted;
+  all_measured["predicted"] = json::array();
+  all_measured["cluster"][0]["measured"] = {2, 3, 4};
+  all_measured["cluster"][0]["max_comm_size"] = 4;
+  EXPECT_EQ(summary(all_measured),
+            "\nwhole cluster:\n  reduce: measured P=2,3,4 (ei); nothing predicted (no size in the "
+            "range was left unmeasured); above P=4: Open MPI's default\n");
+  // Not a whole-cluster campaign: nothing at all.
+  EXPECT_EQ(summary(json{{"results", json::array()}}), "");
+}
+
 TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   // A campaign of two contexts on the simulated backend; after both are done, jobs of the first
   // context must not be labelled with the last one (the rules stage runs them in that order).
@@ -176,6 +213,38 @@ TEST(Progress, PlainLinesCarryIsoTimesAndSayWhenTheSearchStopsEarly) {
       << text;
   for (std::size_t at = 0; at < text.size(); at = text.find('\n', at) + 1)
     EXPECT_EQ(text.compare(at + 19, 2, "Z "), 0) << "a line without its time: " << text.substr(at);
+}
+
+// A whole-cluster campaign: one search over every size (labelled with all of them), then each
+// size's final phase, which plans no search of its own.
+TEST(Progress, AWholeClusterCampaignSaysItsSearchThenEachSizesFinalPhase) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressDisplay progress(f, ProgressMode::plain);
+    progress.set_clock([] { return 1795000000.0; });
+    progress.on_event("context_started", {{"collective", "reduce"},
+                                          {"comm_size", 4},
+                                          {"comm_sizes", {2, 3, 4}},
+                                          {"space", 159},
+                                          {"planned", 0}});
+    progress.on_event("context_started", {{"collective", "reduce"},
+                                          {"comm_size", 3},
+                                          {"space", 53},
+                                          {"planned", 23},
+                                          {"phase", "final"}});
+  }
+  const std::string text = read_all(f);
+  std::fclose(f);
+  EXPECT_NE(text.find("Z [reduce P=2,3,4] whole-cluster search over 3 comm sizes: 159 "
+                      "configurations in all, planned adaptive evaluations\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Z [reduce P=3] final phase: the paired test against Open MPI's default "
+                      "(the whole-cluster search is done)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("planned 23"), std::string::npos) << text;
 }
 
 // On a terminal: the redrawn line shows the elapsed time and the ETA of the search.

@@ -4,6 +4,7 @@
 // the largest size that means the same in each Open MPI version's reader.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -376,9 +377,25 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
   CampaignEngine::check_admissible(*store_, *backend_, spec);
   const auto id = CampaignEngine::create_campaign(*store_, spec);
-  CampaignEngine engine(*store_, *backend_, table_);
+  std::vector<nlohmann::json> started;  // the context_started events, in order
+  StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json& payload) {
+    if (type == "context_started") started.push_back(payload);
+  });
+  CampaignEngine engine(*store_, *backend_, table_, &events);
   CancelFlag cancel;
   ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  // Per collective: its whole-cluster search over the three sizes, then each size's final
+  // phase, announced as such (a progress display must not show it as a search of its own).
+  ASSERT_EQ(started.size(), 2u * 4u);
+  constexpr std::array<int, 3> kSizes = {2, 4, 8};
+  for (std::size_t i = 0; i < started.size(); ++i) {
+    if (i % 4 == 0) {
+      EXPECT_EQ(started[i].at("comm_sizes"), nlohmann::json({2, 4, 8})) << started[i].dump();
+    } else {
+      EXPECT_EQ(started[i].at("phase"), "final") << started[i].dump();
+      EXPECT_EQ(started[i].at("comm_size"), kSizes[i % 4 - 1]) << started[i].dump();
+    }
+  }
 
   // One search per collective: budget 6 per size x 3 sizes, spread over the sizes; every run
   // recorded on its size's context with that context's layout.
