@@ -254,6 +254,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
 
   if (!final_started) {
     store_.set_context_state(context.id, ContextState::searching);
+    // (A whole-cluster size, `searched`, was searched with all its collective's sizes; the
+    // loop below then has nothing to run, and that search announced its own end.)
     // The shared search loop (optimizer/search_loop.h); each batch is a job recorded in the
     // store (with the strategy's state) before it runs on the backend (campaign/search_jobs.h).
     StrategySearch searcher(*strategy, context.id);
@@ -274,14 +276,15 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     const std::string reason = search.end == SearchEnd::runner_stop   ? "time_budget"
                                : planned > 0 && evaluations < planned ? "converged"
                                                                       : "planned";
-    emit(campaign.id, "search_stopped",
-         {{"context_id", context.id},
-          {"collective", std::string(name(context.collective))},
-          {"comm_size", context.comm_size},
-          {"evaluations", evaluations},
-          {"planned", planned},
-          {"reason", reason}},
-         true);
+    if (!searched)
+      emit(campaign.id, "search_stopped",
+           {{"context_id", context.id},
+            {"collective", std::string(name(context.collective))},
+            {"comm_size", context.comm_size},
+            {"evaluations", evaluations},
+            {"planned", planned},
+            {"reason", reason}},
+           true);
   }
   store_.set_context_state(context.id, ContextState::finalizing);
 

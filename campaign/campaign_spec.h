@@ -60,7 +60,7 @@ struct CampaignSpec {
   std::vector<ContextSpec> contexts;
   std::int64_t min_size = 4;
   std::int64_t max_size = 1 << 20;
-  std::string strategy = "random";
+  std::string strategy = "bo";  // the Bayesian optimizer; random and exhaustive are baselines
   int budget = 0;   // evaluations per context in the search; 0 = strategy default
   int repeats = 1;  // runs per suggested configuration in the search
   std::uint64_t seed = 1;

@@ -233,17 +233,14 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   const bool all_done = std::all_of(group.begin(), group.end(), [](const ContextRecord& c) {
     return c.state == ContextState::done;
   });
+  std::vector<int> group_sizes;
+  for (const auto& c : group) group_sizes.push_back(c.comm_size);
   if (!final_started && !all_done) {
     emit(campaign.id, "context_started",
          {{"context_id", lead->id},
           {"collective", std::string(name(collective))},
           {"comm_size", group.back().comm_size},
-          {"comm_sizes",
-           [&] {
-             std::vector<int> v;
-             for (const auto& c : group) v.push_back(c.comm_size);
-             return v;
-           }()},
+          {"comm_sizes", group_sizes},
           {"space",
            [&] {
              std::size_t total = 0;
@@ -263,8 +260,29 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
         cancel, over_time_budget, [&](const std::string& type, nlohmann::json payload) {
           emit(campaign.id, type, std::move(payload), true);
         });
-    if (run_search_loop(searcher, runner, spec.batch_size).end == SearchEnd::interrupted)
-      return EngineOutcome::interrupted;
+    const SearchLoopResult search = run_search_loop(searcher, runner, spec.batch_size);
+    if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
+    // Why the search over all sizes ended (progress displays say so; the sizes' final phases
+    // that follow report no search of their own).
+    emit(campaign.id, "search_stopped",
+         {{"context_id", lead->id},
+          {"collective", std::string(name(collective))},
+          {"comm_size", group.back().comm_size},
+          {"comm_sizes", group_sizes},
+          {"evaluations",
+           [&] {
+             int runs = 0;
+             for (const auto& job : store_.jobs(campaign.id))
+               if (job.purpose == JobPurpose::search &&
+                   std::any_of(group.begin(), group.end(),
+                               [&](const ContextRecord& c) { return c.id == job.context_id; }))
+                 runs += static_cast<int>(store_.runs_of_job(job.id).size());
+             return runs;
+           }()},
+          {"planned", options.budget},
+          {"reason", search.end == SearchEnd::runner_stop ? "time_budget" : "done"},
+          {"stop_reason", strategy->stop_reason()}},
+         true);
   }
 
   // The final phase of every measured size, as for a context of its own.

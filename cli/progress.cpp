@@ -153,7 +153,10 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
       line(label + " search stopped after " + std::to_string(done) +
            " evaluations: the campaign's benchmark-time budget is spent (" + took + ")");
     else
-      line(label + " search done: " + std::to_string(done) + " evaluations in " + took);
+      line(label + " search done: " + std::to_string(done) + " evaluations in " + took +
+           (p.value("stop_reason", std::string()).empty()
+                ? std::string()
+                : " (stopped by: " + p.value("stop_reason", std::string()) + ")"));
   } else if (type == "context_done") {
     draw();
     line(context_label_ + " done: " + std::to_string(runs_done_) + " runs in " +

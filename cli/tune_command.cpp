@@ -45,7 +45,7 @@ struct TuneArgs {
   double min_confidence = 0.8;
   int predict_up_to = 0;
   std::string sizes = "4:1048576";
-  std::string strategy = "random";
+  std::string strategy = "bo";
   int budget = 0;
   int repeats = 1;
   std::uint64_t seed = 1;

@@ -228,6 +228,13 @@ TEST(Progress, AWholeClusterCampaignSaysItsSearchThenEachSizesFinalPhase) {
                                           {"comm_sizes", {2, 3, 4}},
                                           {"space", 159},
                                           {"planned", 0}});
+    progress.on_event("search_stopped", {{"collective", "reduce"},
+                                         {"comm_size", 4},
+                                         {"comm_sizes", {2, 3, 4}},
+                                         {"evaluations", 84},
+                                         {"planned", 0},
+                                         {"reason", "done"},
+                                         {"stop_reason", "ei"}});
     progress.on_event("context_started", {{"collective", "reduce"},
                                           {"comm_size", 3},
                                           {"space", 53},
@@ -238,6 +245,9 @@ TEST(Progress, AWholeClusterCampaignSaysItsSearchThenEachSizesFinalPhase) {
   std::fclose(f);
   EXPECT_NE(text.find("Z [reduce P=2,3,4] whole-cluster search over 3 comm sizes: 159 "
                       "configurations in all, planned adaptive evaluations\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Z [reduce P=2,3,4] search done: 84 evaluations in 0s (stopped by: ei)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Z [reduce P=3] final phase: the paired test against Open MPI's default "

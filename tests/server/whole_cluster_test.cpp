@@ -377,15 +377,22 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   const CampaignSpec spec = parse_campaign_spec(cluster_spec_json({2, 4, 8}));
   CampaignEngine::check_admissible(*store_, *backend_, spec);
   const auto id = CampaignEngine::create_campaign(*store_, spec);
-  std::vector<nlohmann::json> started;  // the context_started events, in order
+  std::vector<nlohmann::json> started, stopped;  // context_started, search_stopped events
   StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json& payload) {
     if (type == "context_started") started.push_back(payload);
+    if (type == "search_stopped") stopped.push_back(payload);
   });
   CampaignEngine engine(*store_, *backend_, table_, &events);
   CancelFlag cancel;
   ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
   // Per collective: its whole-cluster search over the three sizes, then each size's final
-  // phase, announced as such (a progress display must not show it as a search of its own).
+  // phase, announced as such (a progress display must not show it as a search of its own);
+  // the search's end is announced once, for all the sizes, with all their runs.
+  ASSERT_EQ(stopped.size(), 2u);
+  for (const auto& s : stopped) {
+    EXPECT_EQ(s.at("comm_sizes"), nlohmann::json({2, 4, 8})) << s.dump();
+    EXPECT_EQ(s.at("evaluations"), 18) << s.dump();
+  }
   ASSERT_EQ(started.size(), 2u * 4u);
   constexpr std::array<int, 3> kSizes = {2, 4, 8};
   for (std::size_t i = 0; i < started.size(); ++i) {
