@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -124,6 +125,9 @@ svg text{font:11px system-ui,sans-serif;fill:#3b4352}
 .legend{display:flex;gap:18px;flex-wrap:wrap;margin:6px 0 0;color:#3b4352}
 .swatch{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:6px;border-radius:2px}
 .error-text{color:#b42318}footer{color:#5b6475;font-size:12px;margin:24px 0}
+table.cluster-map td.cell{text-align:center;min-width:22px;padding:3px 4px;color:#1d2330}
+table.cluster-map td.predicted{font-style:italic;background-image:repeating-linear-gradient(45deg,rgba(255,255,255,.6) 0 3px,transparent 3px 7px)}
+table.cluster-map td.not_run{color:#8a93a3;background-image:repeating-linear-gradient(45deg,#eceef2 0 3px,transparent 3px 7px)}
 )";
 
 // One (collective, comm size) chart: latency vs message size, both axes logarithmic.
@@ -392,8 +396,9 @@ class LatencyChart {
   double xlo_ = 0, xhi_ = 1, ylo_ = 0, yhi_ = 1;
 };
 
-// The strip's colours named: one entry per algorithm chosen in this context.
-std::string algorithm_legend(const std::vector<const json*>& rows) {
+// The colours named (of the strip, or of a whole-cluster map: `what`): one entry per algorithm
+// chosen in `rows`.
+std::string algorithm_legend(const std::vector<const json*>& rows, const char* what = "strip") {
   std::map<int, std::string> names;
   for (const json* r : rows) {
     const int algorithm = r->value("best", json::object()).value("algorithm", 0);
@@ -401,7 +406,8 @@ std::string algorithm_legend(const std::vector<const json*>& rows) {
                                                 : text_of(*r, "best_name", "?") + " (" +
                                                       std::to_string(algorithm) + ")");
   }
-  std::string out = "<p class=\"legend algorithms\"><span class=\"muted\">strip:</span>";
+  std::string out =
+      "<p class=\"legend algorithms\"><span class=\"muted\">" + std::string(what) + ":</span>";
   for (const auto& [algorithm, label] : names)
     out += "<span" + attr("data-algorithm", std::to_string(algorithm)) +
            "><span class=\"swatch\" style=\"background:" + algorithm_colour(algorithm) +
@@ -496,6 +502,102 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+// The whole-cluster part (docs/whole-cluster.md), one card per collective: the sizes measured
+// (with their layouts) and predicted, the policy above the range, and a map of the choice per
+// (comm size, message size) in which a measured cell (the paired test's verdict at that size)
+// is drawn apart from a predicted one (the model's pick, striped, with its confidence) and from
+// a size the search never reached (the default, hatched). Empty for other campaigns.
+std::string cluster_sections(const json& report) {
+  if (!report.contains("cluster") || !report.at("cluster").is_array()) return "";
+  std::string out;
+  for (const auto& c : report.at("cluster")) {
+    const std::string coll = text_of(c, "collective", "?");
+    std::map<int, std::map<std::int64_t, const json*>> cells;  // comm size -> message size
+    std::set<std::int64_t> msg_sizes;
+    std::vector<const json*> rows;  // for the legend
+    for (const char* part : {"results", "predicted"}) {
+      if (!report.contains(part) || !report.at(part).is_array()) continue;
+      for (const auto& r : report.at(part)) {  // pointers kept: into `report`, not a copy
+        if (text_of(r, "collective") != coll) continue;
+        const std::int64_t m = r.value("msg_size", std::int64_t{0});
+        cells[r.value("comm_size", 0)][m] = &r;
+        msg_sizes.insert(m);
+        rows.push_back(&r);
+      }
+    }
+    std::string measured;
+    for (const auto& l : c.value("layouts", json::array()))
+      measured += (measured.empty() ? "" : ", ") + text_of(l, "comm_size", "?") + " (" +
+                  text_of(l, "nodes", "?") + " x " + text_of(l, "ppn", "?") + ")";
+    std::string predicted;
+    for (const auto& [p, by_size] : cells)
+      if (!by_size.empty() && text_of(*by_size.begin()->second, "source") == "predicted")
+        predicted += (predicted.empty() ? "" : ", ") + std::to_string(p);
+    const std::string top = text_of(c, "max_comm_size", "?");
+    out += "<section class=\"card cluster\"" + attr("id", "cluster-" + coll) +
+           attr("data-collective", coll) + "><h2>" +
+           html_escape(coll + ", whole cluster: 2 to " + top + " ranks") + "</h2>";
+    out += "<p>" +
+           html_escape("Measured at P = " + measured + " (nodes x ranks per node); " +
+                       (predicted.empty() ? "no size predicted" : "predicted at P = " + predicted) +
+                       "; above " + top +
+                       " ranks: Open MPI's default. Search: " + text_of(c, "strategy", "?") +
+                       ", stopped by " + text_of(c, "stop_reason", "?") + ".") +
+           "</p>";
+    out += "<div class=\"table-wrap\"><table class=\"cluster-map\"><thead><tr><th>ranks</th>";
+    for (const std::int64_t m : msg_sizes)
+      out += "<th class=\"num\">" + html_escape(human_bytes(m)) + "</th>";
+    out += "</tr></thead><tbody>";
+    for (const auto& [p, by_size] : cells) {
+      out +=
+          "<tr" + attr("data-comm-size", std::to_string(p)) + "><th>" + std::to_string(p) + "</th>";
+      for (const std::int64_t m : msg_sizes) {
+        const auto it = by_size.find(m);
+        if (it == by_size.end()) {
+          out += "<td></td>";
+          continue;
+        }
+        const json& r = *it->second;
+        const std::string source = text_of(r, "source", "measured");
+        const int algorithm = r.value("best", json::object()).value("algorithm", 0);
+        std::string title = "P=" + std::to_string(p) + ", " + human_bytes(m) + ": " +
+                            config_label(r) + ", " + source;
+        std::string confidence;
+        if (source == "predicted") {
+          if (const auto conf = number(r, "confidence")) {
+            confidence = exact(*conf);
+            title += fmt(", confidence %.2f", *conf);
+          }
+          if (!text_of(r, "note").empty()) title += " (" + text_of(r, "note") + ")";
+        } else if (const auto sp = number(r, "speedup")) {
+          title += fmt(", %.2f×", *sp);
+        }
+        out += "<td class=\"cell " + source + "\"" + attr("data-msg-size", std::to_string(m)) +
+               attr("data-source", source) + attr("data-algorithm", std::to_string(algorithm)) +
+               attr("data-confidence", confidence) + attr("title", title) +
+               " style=\"background-color:" + algorithm_colour(algorithm) + "\">" +
+               (algorithm == 0 ? "·" : std::to_string(algorithm)) + "</td>";
+      }
+      out += "</tr>";
+    }
+    out += "</tbody></table></div>";
+    out += algorithm_legend(rows, "map");
+    out += "<p class=\"muted\">" +
+           html_escape(
+               "Each cell: the algorithm written for that size (· = Open MPI's default "
+               "decision). Solid: measured at that size, changed only where the paired "
+               "test proved it faster. Striped: predicted (not run at that size), written "
+               "only where the model is at least " +
+               fmt("%.2f", c.value("min_confidence", 0.8)) +
+               " confident that it beats the default and a gain was proven at the "
+               "nearest measured size; the cell's tooltip gives the confidence. Hatched: "
+               "a listed size the search never reached, left at the default. Rules-file "
+               "blocks between these sizes follow the file's lookup (docs/whole-cluster.md).") +
+           "</p></section>";
+  }
+  return out;
+}
+
 std::string render_report_html(const json& report) {
   const json& campaign = report.at("campaign");
   const json& results = report.at("results");
@@ -513,7 +615,10 @@ std::string render_report_html(const json& report) {
   out += "<p class=\"muted\">" +
          html_escape("campaign #" + id + " · " + text_of(campaign, "state", "?") + " · backend " +
                      text_of(spec, "backend", "?") + " · strategy " +
-                     text_of(spec, "strategy", "?") + " · sizes " + text_of(spec, "sizes", "?")) +
+                     (spec.contains("cluster") && spec.at("cluster").is_object()
+                          ? text_of(spec.at("cluster"), "strategy", "?") + " (whole cluster)"
+                          : text_of(spec, "strategy", "?")) +
+                     " · sizes " + text_of(spec, "sizes", "?")) +
          "</p>";
   if (!text_of(campaign, "error").empty())
     out += "<p class=\"error-text\">" + html_escape(text_of(campaign, "error")) + "</p>";
@@ -562,6 +667,8 @@ std::string render_report_html(const json& report) {
                 "rules-verified");
     out += "</dl></section>";
   }
+
+  out += cluster_sections(report);
 
   // Results per (collective, comm size), in the report's order, sizes ascending.
   std::vector<std::pair<std::string, std::vector<const json*>>> groups;

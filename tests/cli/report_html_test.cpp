@@ -27,6 +27,7 @@
 #include "core/file_text.h"
 #include "runner/sim_backend.h"
 #include "tests/support/process_runner.h"
+#include "tests/support/temp_dir.h"
 
 namespace colltune {
 namespace {
@@ -400,6 +401,77 @@ TEST(ReportHtml, AReportWithoutResultsOrRangesStillRenders) {
   EXPECT_NE(html.find("No results"), std::string::npos);
   EXPECT_NE(html.find("backend &lt;down&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<svg"), std::string::npos);
+}
+
+// A whole-cluster campaign (sim, bcast measured at 2, 4 and 8 ranks, predicted up to 12): one
+// card with the map of every (comm size, message size), measured cells apart from predicted
+// ones, each cell saying what the report says.
+TEST(ReportHtml, AWholeClusterCampaignShowsItsMapOfMeasuredAndPredictedSizes) {
+  const testing::TempDir scratch("colltune-report-html-cluster");
+  Store store((scratch.path() / "c.db").string());
+  SimBackendOptions options;
+  options.seed = 5;
+  SimBackend backend(options);
+  json contexts = json::array();
+  for (int p : {2, 4, 8}) contexts.push_back({{"collective", "bcast"}, {"comm_size", p}});
+  const CampaignSpec spec =
+      parse_campaign_spec({{"backend", "sim"},
+                           {"contexts", contexts},
+                           {"sizes", "4:16K"},
+                           {"budget", 8},
+                           {"batch_size", 4},
+                           {"final_repeats", 2},
+                           {"seed", 3},
+                           {"cluster", {{"strategy", "bo-cluster"}, {"predict_up_to", 12}}}});
+  const AlgorithmTable table = AlgorithmTable::builtin_4_1();
+  const auto id = CampaignEngine::create_campaign(store, spec);
+  CampaignEngine engine(store, backend, table, nullptr);
+  CancelFlag cancel;
+  ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+  const json report = campaign_report(store, id, table);
+  const std::string html = render_report_html(report);
+  const auto tags = parse_html(html);
+
+  // What the report says per (comm size, message size): source, algorithm, confidence.
+  std::map<std::pair<int, std::int64_t>, const json*> truth;
+  for (const char* part : {"results", "predicted"})
+    for (const auto& r : report.at(part))
+      truth[{r.at("comm_size").get<int>(), r.at("msg_size").get<std::int64_t>()}] = &r;
+  ASSERT_FALSE(report.at("predicted").empty());
+
+  int sections = 0, cells = 0, predicted = 0, comm_size = 0;
+  for (const auto& t : tags) {
+    if (t.end) continue;
+    if (t.name == "section" && t.attrs.count("id") && t.attrs.at("id") == "cluster-bcast")
+      ++sections;
+    if (t.name == "tr" && t.attrs.count("data-comm-size"))
+      comm_size = std::stoi(t.attrs.at("data-comm-size"));
+    if (t.name != "td" || !t.attrs.count("data-source")) continue;
+    ++cells;
+    const auto key = std::pair{comm_size, std::stoll(t.attrs.at("data-msg-size"))};
+    ASSERT_TRUE(truth.count(key)) << key.first << " " << key.second;
+    const json& r = *truth.at(key);
+    EXPECT_EQ(t.attrs.at("data-source"), r.value("source", "measured"));
+    EXPECT_EQ(std::stoi(t.attrs.at("data-algorithm")), r.at("best").at("algorithm").get<int>());
+    if (r.value("source", "") == "predicted") {
+      ++predicted;
+      EXPECT_NEAR(std::stod(t.attrs.at("data-confidence")), r.at("confidence").get<double>(), 1e-9);
+      EXPECT_NE(t.attrs.at("class").find("predicted"), std::string::npos);
+    } else {
+      EXPECT_EQ(t.attrs.at("data-confidence"), "");
+    }
+  }
+  EXPECT_EQ(sections, 1);
+  EXPECT_EQ(cells, static_cast<int>(truth.size()));
+  EXPECT_EQ(predicted, static_cast<int>(report.at("predicted").size()));
+  EXPECT_NE(html.find("strategy bo-cluster (whole cluster)"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"cluster-map\""), std::string::npos);
+  // A campaign of one size has no such card (ReportHtmlTest's fixture is one).
+  EXPECT_EQ(
+      render_report_html(
+          json{{"campaign", {{"id", 1}}}, {"results", json::array()}, {"cost", json::object()}})
+          .find("<table class=\"cluster-map\""),
+      std::string::npos);
 }
 
 TEST(ReportFile, FormatFollowsTheFileName) {
