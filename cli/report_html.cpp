@@ -194,7 +194,9 @@ class LatencyChart {
                       "\" height=\"150\" viewBox=\"0 0 " + std::to_string(kWidth) +
                       " 150\" role=\"img\"" + attr("aria-label", label) + "><title>" +
                       html_escape(label) + "</title>";
-    const double step = hi - lo > 2 ? 0.5 : (hi - lo > 0.8 ? 0.2 : 0.1);
+    // 1-2-5 steps, at most 8 labelled lines (a 13x interval on 0.5x steps stacked 26 labels).
+    double step = 0.1;
+    for (int i = 0; (hi - lo) / step > 8; ++i) step *= i % 3 == 1 ? 2.5 : 2;
     for (double t = std::ceil(lo / step) * step; t <= hi + 1e-9; t += step) {
       out += "<line class=\"grid\" x1=\"" + px(kLeft) + "\" x2=\"" + px(kWidth - kRight) +
              "\" y1=\"" + px(sy(t)) + "\" y2=\"" + px(sy(t)) + "\"/>";
@@ -502,6 +504,8 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+namespace {
+
 // The whole-cluster part (docs/whole-cluster.md), one card per collective: the sizes measured
 // (with their layouts) and predicted, the policy above the range, and a map of the choice per
 // (comm size, message size) in which a measured cell (the paired test's verdict at that size)
@@ -597,6 +601,8 @@ std::string cluster_sections(const json& report) {
   }
   return out;
 }
+
+}  // namespace
 
 std::string render_report_html(const json& report) {
   const json& campaign = report.at("campaign");

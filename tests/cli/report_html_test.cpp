@@ -403,6 +403,48 @@ TEST(ReportHtml, AReportWithoutResultsOrRangesStillRenders) {
   EXPECT_EQ(html.find("<svg"), std::string::npos);
 }
 
+// A wide interval (1.9-13x, as 3 pairs on a noisy machine give) keeps the speed-up axis
+// readable: at most 9 labelled lines, in 1-2-5 steps, none overlapping (120 px of axis).
+TEST(ReportHtml, AWideSpeedupIntervalKeepsTheAxisLabelsApart) {
+  json results = json::array();
+  for (std::int64_t size : {4, 8, 16, 32})
+    results.push_back({{"collective", "bcast"},
+                       {"comm_size", 4},
+                       {"msg_size", size},
+                       {"best", {{"algorithm", 2}, {"segsize", 1024}, {"fanout", 3}}},
+                       {"best_name", "chain"},
+                       {"default_us", 1.35},
+                       {"best_us", 0.27},
+                       {"speedup", 5.0},
+                       {"speedup_low", 1.99},
+                       {"speedup_high", 13.14},
+                       {"pairs", 3},
+                       {"tie", false}});
+  const json report = {
+      {"campaign", {{"id", 1}, {"name", "wide"}}}, {"results", results}, {"cost", json::object()}};
+  const std::string html = render_report_html(report);
+  parse_html(html);  // well formed
+  const auto chart = html.find("<svg class=\"speedup-chart\"");
+  ASSERT_NE(chart, std::string::npos);
+  const std::string svg = html.substr(chart, html.find("</svg>", chart) - chart);
+  // A tick label: <text x=".." y="Y" text-anchor="end">V×</text>
+  const std::regex label(
+      "<text x=\"[0-9.]+\" y=\"([0-9.]+)\" text-anchor=\"end\">([0-9.]+)\xC3\x97</text>");
+  std::vector<double> ys;
+  std::vector<double> values;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label); it != std::sregex_iterator();
+       ++it) {
+    ys.push_back(std::stod((*it)[1]));
+    values.push_back(std::stod((*it)[2]));
+  }
+  ASSERT_GE(values.size(), 3u) << svg;
+  EXPECT_LE(values.size(), 9u) << svg;
+  for (std::size_t i = 1; i < ys.size(); ++i) EXPECT_GE(ys[i - 1] - ys[i], 12) << svg;
+  const double step = values[1] - values[0];
+  EXPECT_TRUE(std::abs(step - 1) < 1e-9 || std::abs(step - 2) < 1e-9 || std::abs(step - 5) < 1e-9)
+      << step;
+}
+
 // A whole-cluster campaign (sim, bcast measured at 2, 4 and 8 ranks, predicted up to 12): one
 // card with the map of every (comm size, message size), measured cells apart from predicted
 // ones, each cell saying what the report says.
