@@ -233,23 +233,22 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   const bool all_done = std::all_of(group.begin(), group.end(), [](const ContextRecord& c) {
     return c.state == ContextState::done;
   });
-  std::vector<int> group_sizes;
-  for (const auto& c : group) group_sizes.push_back(c.comm_size);
   if (!final_started && !all_done) {
-    emit(campaign.id, "context_started",
-         {{"context_id", lead->id},
-          {"collective", std::string(name(collective))},
-          {"comm_size", group.back().comm_size},
-          {"comm_sizes", group_sizes},
-          {"space",
-           [&] {
-             std::size_t total = 0;
-             for (const auto& c : group)
-               total += SearchSpace(collective, c.comm_size, table_).size();
-             return total;
-           }()},
-          {"planned", options.budget}},
-         true);
+    // The search's events name the whole group: its lead context and every size.
+    std::vector<int> group_sizes;
+    std::size_t space_total = 0;
+    for (const auto& c : group) {
+      group_sizes.push_back(c.comm_size);
+      space_total += SearchSpace(collective, c.comm_size, table_).size();
+    }
+    const nlohmann::json group_info = {{"context_id", lead->id},
+                                       {"collective", std::string(name(collective))},
+                                       {"comm_size", group.back().comm_size},
+                                       {"comm_sizes", group_sizes},
+                                       {"planned", options.budget}};
+    nlohmann::json started = group_info;
+    started["space"] = space_total;
+    emit(campaign.id, "context_started", started, true);
     for (const auto& c : group) store_.set_context_state(c.id, ContextState::searching);
     std::map<int, std::int64_t> contexts;
     for (const auto& c : group) contexts[c.comm_size] = c.id;
@@ -263,26 +262,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     const SearchLoopResult search = run_search_loop(searcher, runner, spec.batch_size);
     if (search.end == SearchEnd::interrupted) return EngineOutcome::interrupted;
     // Why the search over all sizes ended (progress displays say so; the sizes' final phases
-    // that follow report no search of their own).
-    emit(campaign.id, "search_stopped",
-         {{"context_id", lead->id},
-          {"collective", std::string(name(collective))},
-          {"comm_size", group.back().comm_size},
-          {"comm_sizes", group_sizes},
-          {"evaluations",
-           [&] {
-             int runs = 0;
-             for (const auto& job : store_.jobs(campaign.id))
-               if (job.purpose == JobPurpose::search &&
-                   std::any_of(group.begin(), group.end(),
-                               [&](const ContextRecord& c) { return c.id == job.context_id; }))
-                 runs += static_cast<int>(store_.runs_of_job(job.id).size());
-             return runs;
-           }()},
-          {"planned", options.budget},
-          {"reason", search.end == SearchEnd::runner_stop ? "time_budget" : "done"},
-          {"stop_reason", strategy->stop_reason()}},
-         true);
+    // that follow report no search of their own), with the runs it made at all sizes.
+    int runs = 0;
+    for (const auto& job : store_.jobs(campaign.id))
+      if (job.purpose == JobPurpose::search &&
+          std::any_of(group.begin(), group.end(),
+                      [&](const ContextRecord& c) { return c.id == job.context_id; }))
+        runs += static_cast<int>(store_.runs_of_job(job.id).size());
+    nlohmann::json stopped = group_info;
+    stopped["evaluations"] = runs;
+    stopped["reason"] = search.end == SearchEnd::runner_stop ? "time_budget" : "done";
+    stopped["stop_reason"] = strategy->stop_reason();
+    emit(campaign.id, "search_stopped", stopped, true);
   }
 
   // The final phase of every measured size, as for a context of its own.
