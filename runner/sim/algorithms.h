@@ -43,8 +43,8 @@ int floor_power_of_two(int n);
 // The first half of Rabenseifner's algorithm, shared by reduce_redscat_gather and
 // allreduce_redscat_allgather (coll_base_reduce.c / coll_base_allreduce.c run the same code):
 // the first 2 * rem ranks fold pairwise so that `pof2` = floor_power_of_two(comm_size) ranks
-// remain, which then reduce-scatter by recursive halving. `pof2` and `nsteps` (= log2 pof2) are
-// the caller's; `count` >= pof2.
+// remain, which then reduce-scatter by recursive halving (rabenseifner_halving gives the
+// shape for a communicator size). fold_and_halve needs `count` >= pof2.
 struct RabenseifnerHalving {
   int pof2 = 1;
   int nsteps = 0;

@@ -44,8 +44,8 @@ HalvingCounts fold_and_halve(Context& c, const RabenseifnerHalving& h, int r, st
   } else {
     out.vrank = r - h.rem;
   }
-  // Step 2: reduce-scatter by recursive halving.
-  std::vector<std::int64_t> rindex(h.nsteps, 0), sindex(h.nsteps, 0);
+  // Step 2: reduce-scatter by recursive halving. (Open MPI also tracks where each piece lies
+  // in the buffer; a schedule needs only the counts.)
   out.rcount.assign(h.nsteps, 0);
   out.scount.assign(h.nsteps, 0);
   auto& rcount = out.rcount;
@@ -57,17 +57,13 @@ HalvingCounts fold_and_halve(Context& c, const RabenseifnerHalving& h, int r, st
     if (r < dest) {
       rcount[step] = wsize / 2;
       scount[step] = wsize - rcount[step];
-      sindex[step] = rindex[step] + rcount[step];
     } else {
       scount[step] = wsize / 2;
       rcount[step] = wsize - scount[step];
-      rindex[step] = sindex[step] + scount[step];
     }
     prog.sendrecv(dest, scount[step] * type, dest, rcount[step] * type);
     prog.reduce(rcount[step] * type);
     if (step + 1 < h.nsteps) {
-      rindex[step + 1] = rindex[step];
-      sindex[step + 1] = rindex[step];
       wsize = rcount[step];
       ++step;
     }
