@@ -113,6 +113,11 @@ void classify_osu_run(const ProcessResult& process, RunResult& result) {
   }
 }
 
+bool LocalBackend::first_warning(Collective collective, int comm_size) {
+  std::lock_guard lock(warned_mutex_);
+  return warned_.emplace(collective, comm_size).second;
+}
+
 std::string LocalBackend::admit(const BenchmarkRequest& request) {
   if (request.nodes != 1)
     return "the local backend runs on one node (got nodes = " + std::to_string(request.nodes) + ")";
@@ -124,8 +129,8 @@ std::string LocalBackend::admit(const BenchmarkRequest& request) {
            std::to_string(limit) + " ranks; setting max_ranks_per_core)";
   // Within the limit, but said: oversubscribed ranks share cores, so latencies are slower and
   // noisier than on a core per rank, and the tuned choice fits this oversubscription, not the
-  // cluster.
-  if (request.comm_size > options_.cores)
+  // cluster. Once per (collective, ranks) and backend.
+  if (request.comm_size > options_.cores && first_warning(request.collective, request.comm_size))
     spdlog::warn(
         "{} {} ranks on {} core(s): the local backend oversubscribes (ranks share cores and "
         "yield when idle); latencies are slower and noisier than with a core per rank",

@@ -56,10 +56,16 @@ class LocalBackend : public Backend {
   std::string ompi_version();
   // Sweeps the orphans under (temp, shm) the first time a run uses these bases.
   void sweep_once(const std::filesystem::path& temp, const std::filesystem::path& shm);
+  // True the first time it is asked for (collective, comm_size).
+  bool first_warning(Collective collective, int comm_size);
 
   LocalBackendOptions options_;
   std::mutex swept_mutex_;
   std::set<std::pair<std::filesystem::path, std::filesystem::path>> swept_;  // bases swept
+  // (collective, ranks) whose oversubscription admit() has warned of: a campaign is admitted
+  // when it is created and again before it runs, and says it once.
+  std::mutex warned_mutex_;
+  std::set<std::pair<Collective, int>> warned_;
   OsuProbe osu_probe_;
   std::optional<std::string> ompi_version_;
   std::string host_;
