@@ -10,11 +10,11 @@
 #include <optional>
 #include <string>
 
+#include "campaign/campaign_spec.h"
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
 #include "runner/backend.h"
-#include "campaign/campaign_spec.h"
 
 namespace colltune {
 
@@ -26,7 +26,12 @@ struct RulesStageOptions {
   std::string format = "auto";  // auto | classic | v2 | json
   bool verify = true;
   int verify_iterations = 20;
-  int remeasure_rounds = 3;  // (tuned, default) pairs per context, in A B / B A order
+  int remeasure_rounds = 3;  // (tuned, default) pairs per context and look, A B / B A order
+  // Looks of the re-measurement (docs/final-choice.md, section 4): a second look of
+  // remeasure_rounds more rounds runs only when a size the file changes measured slower with it
+  // than without but not significantly; the looks share alpha (Bonferroni), as the final
+  // phase's do.
+  int remeasure_looks = 2;
   // Re-measuring passes: a size measured significantly slower with the file is reverted and the
   // rewritten file is validated, verified and re-measured again, at most this many times; the
   // pass after the last one only proves (trace) the rewritten file.
@@ -75,7 +80,9 @@ BenchmarkRequest verification_request(const std::string& tag, Collective collect
 //   remeasured  bool    this pass re-measured tuned vs default with the file loaded
 //   contexts    [ {collective, comm_size, matches, sizes, run_ok, rows: [trace rows],
 //                  remeasure: [{msg_size, changed, pairs, ratio, ratio_low, ratio_high,
-//                               confidence, verdict (faster | tie | slower)}]} ]
+//                               confidence, verdict (faster | tie | slower)}],
+//                  remeasure_looks: the looks re-measured (1, or 2 when a changed size
+//                  measured slower, not significantly, after the first)} ]
 //   reverted    [ {collective, comm_size, msg_size, from, from_name, ratio, ratio_low,
 //                  ratio_high, pairs, pass, reason} ]  sizes this pass found slower (the next
 //                  version has them at the default)
