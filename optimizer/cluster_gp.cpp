@@ -12,11 +12,8 @@
 namespace colltune {
 namespace {
 
-struct Prior {
-  double mean, sd;
-};
 // Standardised data; configuration inputs in [0, 1]; comm size in doublings.
-const Prior kPriors[] = {
+const GaussianPrior kClusterPriors[] = {
     {0.0, 1.5},                // log signal variance (configuration-specific part)
     {0.0, 2.0},                // logit rho
     {std::log(0.5), 1.0},      // log length-scale, segment size
@@ -29,14 +26,13 @@ const Prior kPriors[] = {
     {std::log(0.1), 1.5},      // log comm-size nugget
     {std::log(0.02), 1.5},     // log shared slope variance
 };
-static_assert(std::size(kPriors) == kClusterGpParamCount, "one prior per hyper-parameter");
+static_assert(std::size(kClusterPriors) == kClusterGpParamCount, "one prior per hyper-parameter");
 constexpr int kParamsBeforeSlopes = kClusterLogSharedSlopeVar;
 
 }  // namespace
 
 Eigen::VectorXd ClusterGp::default_theta() {
-  Eigen::VectorXd t(kClusterGpParamCount);
-  for (int i = 0; i < kClusterGpParamCount; ++i) t[i] = kPriors[i].mean;
+  Eigen::VectorXd t = prior_means(kClusterPriors);
   t[kClusterLogitRho] = 0.5;
   return t;
 }
@@ -54,12 +50,7 @@ Eigen::VectorXd ClusterGp::upper_bounds() {
 }
 
 double ClusterGp::log_prior(const Eigen::VectorXd& theta) {
-  double lp = 0;
-  for (int i = 0; i < kClusterGpParamCount; ++i) {
-    double d = (theta[i] - kPriors[i].mean) / kPriors[i].sd;
-    lp -= 0.5 * d * d;
-  }
-  return lp;
+  return gaussian_log_prior(kClusterPriors, theta);
 }
 
 Eigen::VectorXd upgrade_cluster_theta(const std::vector<double>& saved) {

@@ -20,10 +20,7 @@ inline double noise_basis(int k, double t) {
 }
 
 // Prior means and standard deviations of theta (standardised data, inputs in [0, 1]).
-struct Prior {
-  double mean, sd;
-};
-const Prior kPriors[kGridGpParamCount] = {
+const GaussianPrior kGridPriors[kGridGpParamCount] = {
     {0.0, 1.5},                // log signal variance ~ 1 after standardisation
     {0.0, 2.0},                // logit rho
     {std::log(0.5), 1.0},      // log length-scale, segment size
@@ -52,8 +49,7 @@ Eigen::VectorXd quadratic_diagonal(const Eigen::MatrixXd& p, const Eigen::Matrix
 }  // namespace
 
 Eigen::VectorXd KroneckerGp::default_theta() {
-  Eigen::VectorXd t(kGridGpParamCount);
-  for (int i = 0; i < kGridGpParamCount; ++i) t[i] = kPriors[i].mean;
+  Eigen::VectorXd t = prior_means(kGridPriors);
   t[kLogitRho] = 0.5;
   return t;
 }
@@ -75,14 +71,7 @@ Eigen::VectorXd KroneckerGp::upper_bounds() {
 }
 
 double KroneckerGp::log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
-  double lp = 0;
-  if (gradient) gradient->setZero(kGridGpParamCount);
-  for (int i = 0; i < kGridGpParamCount; ++i) {
-    double d = (theta[i] - kPriors[i].mean) / kPriors[i].sd;
-    lp -= 0.5 * d * d;
-    if (gradient) (*gradient)[i] = -d / kPriors[i].sd;
-  }
-  return lp;
+  return gaussian_log_prior(kGridPriors, theta, gradient);
 }
 
 Eigen::MatrixXd KroneckerGp::config_covariance(const std::vector<EncodedConfig>& a,
