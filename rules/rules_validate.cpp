@@ -301,10 +301,24 @@ std::string ValidationReport::verdict() const {
 }
 
 std::string ValidationReport::to_text() const {
-  std::string out = verdict() + "\n";
+  // One line per distinct finding, with every line of the file it stands at ("lines 30, 32,
+  // 34: ..."): a reduce file can have the same warning at a dozen rules.
+  std::vector<std::pair<const LintFinding*, std::vector<int>>> distinct;
   for (const auto& f : findings) {
-    if (f.line > 0) out += "line " + std::to_string(f.line) + ": ";
-    out += std::string(to_string(f.severity)) + " [" + f.code + "] " + f.message + "\n";
+    auto same = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) {
+      return d.first->severity == f.severity && d.first->code == f.code &&
+             d.first->message == f.message;
+    });
+    if (same == distinct.end()) same = distinct.insert(distinct.end(), {&f, {}});
+    if (f.line > 0 && (same->second.empty() || same->second.back() != f.line))
+      same->second.push_back(f.line);
+  }
+  std::string out = verdict() + "\n";
+  for (const auto& [f, lines] : distinct) {
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      out += (i == 0 ? (lines.size() == 1 ? "line " : "lines ") : ", ") + std::to_string(lines[i]);
+    if (!lines.empty()) out += ": ";
+    out += std::string(to_string(f->severity)) + " [" + f->code + "] " + f->message + "\n";
   }
   return out;
 }

@@ -117,5 +117,19 @@ TEST(RulesValidate, ReportText) {
   EXPECT_NE(text.find("line 1: error [octal-number]"), std::string::npos) << text;
 }
 
+TEST(RulesValidate, ReportTextSaysAFindingOnceWithEveryLineItStandsAt) {
+  // Reduce chain (2) at three message sizes, a rule a line: one warning, three lines.
+  auto r = validate_rules_text("1\n11\n1\n4\n3\n0 2 0 0\n1024 2 0 0\n4096 2 0 0\n");
+  ASSERT_TRUE(r.loads()) << r.to_text();
+  ASSERT_EQ(std::count_if(r.findings.begin(), r.findings.end(),
+                          [](const LintFinding& f) { return f.code == "non-commutative"; }),
+            3);
+  const std::string text = r.to_text();
+  const std::string line = "lines 6, 7, 8: warning [non-commutative] reduce chain gives wrong";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  const auto first = text.find("[non-commutative]");
+  EXPECT_EQ(text.find("[non-commutative]", first + 1), std::string::npos) << "said once: " << text;
+}
+
 }  // namespace
 }  // namespace colltune
