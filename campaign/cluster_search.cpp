@@ -245,7 +245,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                        {"collective", std::string(name(collective))},
                                        {"comm_size", group.back().comm_size},
                                        {"comm_sizes", group_sizes},
-                                       {"planned", options.budget}};
+                                       {"planned", strategy->max_evaluations()}};
     nlohmann::json started = group_info;
     started["space"] = space_total;
     emit(campaign.id, "context_started", started, true);

@@ -36,8 +36,9 @@ void print_cluster_summary(std::FILE* out, const nlohmann::json& report) {
       lo = std::min(lo, p.value("confidence", 0.0));
       hi = std::max(hi, p.value("confidence", 0.0));
     }
-    std::fprintf(out, "  %s: measured P=%s (%s); ", coll.c_str(), join(measured).c_str(),
-                 c.value("stop_reason", std::string()).c_str());
+    const std::string stop = c.value("stop_reason", std::string());
+    std::fprintf(out, "  %s: measured P=%s%s; ", coll.c_str(), join(measured).c_str(),
+                 stop.empty() ? "" : (" (search stopped by: " + stop + ")").c_str());
     if (predicted.empty()) {
       std::fprintf(out, "nothing predicted (no size in the range was left unmeasured)");
     } else {

@@ -107,8 +107,9 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
            "is done)");
     else if (const auto sizes = p.find("comm_sizes"); sizes != p.end() && sizes->is_array())
       line(context_label_ + " whole-cluster search over " + std::to_string(sizes->size()) +
-           " comm sizes: " + std::to_string(p.value("space", 0)) +
-           " configurations in all, planned " + planned + " evaluations");
+           " comm sizes: " + std::to_string(p.value("space", 0)) + " configurations in all, " +
+           (planned_ > 0 ? "up to " + planned + " evaluations (fewer when its model stops it)"
+                         : std::string("evaluations until its model stops it")));
     else
       line(context_label_ + " search space " + std::to_string(p.value("space", 0)) +
            " configurations, planned " + planned + " evaluations");

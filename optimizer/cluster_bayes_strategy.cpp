@@ -683,6 +683,12 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   return out;
 }
 
+std::string ClusterBayesStrategy::budget_reason() const {
+  if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_)
+    return "budget: " + std::to_string(max_evaluations_) + " runs";
+  return "budget: node-seconds";
+}
+
 bool ClusterBayesStrategy::budget_spent() const {
   if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_) return true;
   if (options_.budget_node_seconds > 0 &&
@@ -767,7 +773,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   bool first_pick = pending_.empty();
   while (static_cast<int>(out.size()) < max_count) {
     if (budget_spent()) {
-      if (pending_.empty()) stopped_ = true, stop_reason_ = "budget";
+      if (pending_.empty()) stopped_ = true, stop_reason_ = budget_reason();
       break;
     }
     auto scored = acquisition(*gp, pricing ? &*pricing : nullptr, excluded);
@@ -782,7 +788,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       affordable = std::find_if(scored.begin(), scored.end(),
                                 [&](const Scored& x) { return x.price <= left; });
       if (affordable == scored.end()) {
-        if (pending_.empty()) stopped_ = true, stop_reason_ = "budget";
+        if (pending_.empty()) stopped_ = true, stop_reason_ = budget_reason();
         break;
       }
     }
@@ -821,7 +827,7 @@ void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) 
   evaluations_.push_back(std::move(o));
   if (!stopped_ && budget_spent() && pending_.empty()) {
     stopped_ = true;
-    stop_reason_ = "budget";
+    stop_reason_ = budget_reason();
   }
 }
 

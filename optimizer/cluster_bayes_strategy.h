@@ -46,7 +46,7 @@
 //    lowest posterior mean at (P', s) over the configurations of that size. Evaluated,
 //    pending and failed pairs are never suggested again. Under a node-second budget, the best
 //    candidate whose price fits what is left of it (spent + pending prices) is picked; none
-//    fits = stop ("budget").
+//    fits = stop ("budget: node-seconds").
 //  - Budget accounting: spent = sum over the observed runs of Evaluation::seconds x nodes(P)
 //    (the size's price for a run reporting 0 seconds); a pending run counts at the price it
 //    had when it was picked (the size's price for design runs, made before any model).
@@ -125,7 +125,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<ClusterSuggestion> suggest(int max_count) override;
   void observe(int comm_size, const Evaluation& evaluation) override;
   bool done() const override;
-  // "budget", "ei" or "space exhausted", followed by the design note when there is one.
+  int max_evaluations() const override { return max_evaluations_; }
+  // "budget: N runs", "budget: node-seconds", "ei" or "space exhausted", followed by the
+  // design note when there is one.
   std::string stop_reason() const override {
     const std::string note = design_note();
     return stop_reason_.empty() || note.empty() ? stop_reason_ : stop_reason_ + "; " + note;
@@ -218,6 +220,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // `pricing` prices the candidates (nullptr: `gp` itself).
   std::vector<Scored> acquisition(const ClusterGp& gp, const ClusterGp* pricing,
                                   const std::set<Pair>& excluded) const;
+  // The stop reason when the budget is spent: "budget: N runs" when the runs reached the cap,
+  // else "budget: node-seconds".
+  std::string budget_reason() const;
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.

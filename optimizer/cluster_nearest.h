@@ -38,6 +38,7 @@ class NearestClusterStrategy : public ClusterStrategy {
   void observe(int comm_size, const Evaluation& evaluation) override;
   bool done() const override;
   std::string stop_reason() const override;
+  int max_evaluations() const override { return budget_; }
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;

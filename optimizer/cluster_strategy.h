@@ -100,6 +100,10 @@ class ClusterStrategy {
     return 0;
   }
 
+  // The most runs the search makes over all sizes: its run budget (ClusterStrategyOptions::
+  // budget, or the strategy's own cap when that is 0); 0 = no cap in runs.
+  virtual int max_evaluations() const { return 0; }
+
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;
 

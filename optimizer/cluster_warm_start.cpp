@@ -132,8 +132,15 @@ bool WarmStartedClusterStrategy::done() const {
 }
 
 std::string WarmStartedClusterStrategy::stop_reason() const {
-  if (budget_ > 0 && new_evaluations_ >= budget_ && !inner_->done()) return "budget";
+  if (budget_ > 0 && new_evaluations_ >= budget_ && !inner_->done())
+    return "budget: " + std::to_string(budget_) + " runs";
   return inner_->stop_reason();
+}
+
+int WarmStartedClusterStrategy::max_evaluations() const {
+  if (budget_ > 0) return budget_;
+  const int inner = inner_->max_evaluations();
+  return inner > 0 ? std::max(0, inner - static_cast<int>(warm_.prior_runs())) : 0;
 }
 
 int WarmStartedClusterStrategy::reused_runs(int comm_size) const {

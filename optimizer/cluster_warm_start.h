@@ -49,6 +49,8 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   void observe(int comm_size, const Evaluation& evaluation) override;
   bool done() const override;
   std::string stop_reason() const override;
+  // The new runs at most: `budget`, else the inner's cap less the prior runs it observes.
+  int max_evaluations() const override;
   // The earlier runs handed to the model at `comm_size` (0 before they were).
   int reused_runs(int comm_size) const override;
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override {

@@ -118,7 +118,8 @@ TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
                           {"predicted", json::array({cell(3, 0, 0.5), cell(5, 2, 0.85),
                                                      cell(6, 1, 0.93), cell(7, 0, 0.6)})}};
   EXPECT_EQ(summary(predicted),
-            "\nwhole cluster:\n  reduce: measured P=2,4,8 (ei); predicted P=3,5,6,7: 2 of 4 cells "
+            "\nwhole cluster:\n  reduce: measured P=2,4,8 (search stopped by: ei); predicted "
+            "P=3,5,6,7: 2 of 4 cells "
             "tuned (confidence 0.85-0.93), the rest default; above P=8: Open MPI's default\n");
   // Every size of the range measured: nothing to predict, said so (not "P=-: 0 of 0").
   json all_measured = predicted;
@@ -126,7 +127,8 @@ TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
   all_measured["cluster"][0]["measured"] = {2, 3, 4};
   all_measured["cluster"][0]["max_comm_size"] = 4;
   EXPECT_EQ(summary(all_measured),
-            "\nwhole cluster:\n  reduce: measured P=2,3,4 (ei); nothing predicted (no size in the "
+            "\nwhole cluster:\n  reduce: measured P=2,3,4 (search stopped by: ei); nothing "
+            "predicted (no size in the "
             "range was left unmeasured); above P=4: Open MPI's default\n");
   // Not a whole-cluster campaign: nothing at all.
   EXPECT_EQ(summary(json{{"results", json::array()}}), "");
@@ -227,7 +229,7 @@ TEST(Progress, AWholeClusterCampaignSaysItsSearchThenEachSizesFinalPhase) {
                                           {"comm_size", 4},
                                           {"comm_sizes", {2, 3, 4}},
                                           {"space", 159},
-                                          {"planned", 0}});
+                                          {"planned", 150}});
     progress.on_event("search_stopped", {{"collective", "reduce"},
                                          {"comm_size", 4},
                                          {"comm_sizes", {2, 3, 4}},
@@ -244,7 +246,8 @@ TEST(Progress, AWholeClusterCampaignSaysItsSearchThenEachSizesFinalPhase) {
   const std::string text = read_all(f);
   std::fclose(f);
   EXPECT_NE(text.find("Z [reduce P=2,3,4] whole-cluster search over 3 comm sizes: 159 "
-                      "configurations in all, planned adaptive evaluations\n"),
+                      "configurations in all, up to 150 evaluations (fewer when its model "
+                      "stops it)\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Z [reduce P=2,3,4] search done: 84 evaluations in 0s (stopped by: ei)\n"),

@@ -392,12 +392,14 @@ TEST_F(WholeCluster, OneSearchPerCollectiveAndAFileFrom2RanksThatEveryReaderRead
   for (const auto& s : stopped) {
     EXPECT_EQ(s.at("comm_sizes"), nlohmann::json({2, 4, 8})) << s.dump();
     EXPECT_EQ(s.at("evaluations"), 18) << s.dump();
+    EXPECT_EQ(s.at("stop_reason").get<std::string>().rfind("budget: 18 runs", 0), 0u) << s.dump();
   }
   ASSERT_EQ(started.size(), 2u * 4u);
   constexpr std::array<int, 3> kSizes = {2, 4, 8};
   for (std::size_t i = 0; i < started.size(); ++i) {
     if (i % 4 == 0) {
       EXPECT_EQ(started[i].at("comm_sizes"), nlohmann::json({2, 4, 8})) << started[i].dump();
+      EXPECT_EQ(started[i].at("planned"), 18) << "the run budget, 6 per size";
     } else {
       EXPECT_EQ(started[i].at("phase"), "final") << started[i].dump();
       EXPECT_EQ(started[i].at("comm_size"), kSizes[i % 4 - 1]) << started[i].dump();
