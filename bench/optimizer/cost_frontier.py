@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""The whole-cluster cost-regret frontier (bench/README.md "The cost target against the search
+budget"): colltune-bench-cluster's budgeted bo-cluster row (c) at several search budgets, with
+every listed size verified and with the largest listed size left to the model's gate, on both
+simulated clusters and all four collectives. One table row per (cluster, collective, setting),
+seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
+
+usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS]
+  e.g. cost_frontier.py build /tmp/cluster/cache 0.25,0.20,0.15 5
+BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds). The bench is run as
+an argv vector, never through a shell.
+"""
+import json
+import statistics
+import subprocess
+import sys
+
+# profile -> (listed comm sizes, ranks per node, the size above which --unverified-above
+# leaves sizes unverified: the largest listed size only)
+PROFILES = {
+    "hpc64x128": ("2,4,16,64,256,1024", "128", "256"),
+    "pise": ("2,4,8,16,32,64,128,256,576", "48", "256"),
+}
+COLLECTIVES = ["allreduce", "reduce", "bcast", "gather"]
+A = "per-size bo (a)"
+B = "nearest (b), equal cost, smallest first"
+C = "bo-cluster (c), node-s budget"
+
+
+def mean_of(rows, method, key):
+    values = [r[key] for r in rows if r["method"] == method]
+    return statistics.mean(values) if values else float("nan")
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    build, cache, budgets = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+    seeds = sys.argv[4] if len(sys.argv) > 4 else "5"
+    bench = f"{build}/bench/optimizer/colltune-bench-cluster"
+    print("| cluster | collective | search budget | top size | (a) regret %, node-s "
+          "| (c) regret %, x (a) | (c) node-s, % of (a) (search) | (b)/(c) "
+          "| unverified cells > 5 % slower |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for profile, (sizes, ppn, top) in PROFILES.items():
+        for collective in COLLECTIVES:
+            for budget in budgets:
+                for unverified in ("0", top):
+                    argv = [bench, "--sim", profile, "--collective", collective,
+                            "--comm-sizes", sizes, "--ppn", ppn, "--seeds", seeds,
+                            "--cache-dir", cache, "--cluster-budget", budget,
+                            "--unverified-above", unverified]
+                    done = subprocess.run(argv, capture_output=True, text=True)
+                    if done.returncode != 0:
+                        sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
+                    rows = [json.loads(line) for line in done.stderr.splitlines()
+                            if line.startswith("{")]
+                    a_regret, a_ns = mean_of(rows, A, "regret_mean"), mean_of(rows, A, "node_seconds")
+                    b_regret = mean_of(rows, B, "regret_mean")
+                    c_regret = mean_of(rows, C, "regret_mean")
+                    c_ns, c_search = mean_of(rows, C, "node_seconds"), mean_of(rows, C, "search_node_seconds")
+                    cells = sum(r.get("unverified_cells", 0) for r in rows if r["method"] == C)
+                    slower = sum(r.get("unverified_slower_cells", 0) for r in rows if r["method"] == C)
+                    print(f"| {profile} | {collective} | {budget} "
+                          f"| {'verified' if unverified == '0' else 'gated'} "
+                          f"| {100 * a_regret:.2f}, {a_ns:.0f} "
+                          f"| {100 * c_regret:.2f}, {c_regret / a_regret:.2f}x "
+                          f"| {100 * c_ns / a_ns:.1f} % ({100 * c_search / a_ns:.1f} %) "
+                          f"| {b_regret / c_regret:.1f}x | {slower} of {cells} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
