@@ -9,12 +9,18 @@ namespace colltune {
 
 std::string_view to_string(RunOutcome outcome) {
   switch (outcome) {
-    case RunOutcome::ok: return "ok";
-    case RunOutcome::failed: return "failed";
-    case RunOutcome::timeout: return "timeout";
-    case RunOutcome::parse_error: return "parse_error";
-    case RunOutcome::cancelled: return "cancelled";
-    case RunOutcome::unavailable: return "unavailable";
+    case RunOutcome::ok:
+      return "ok";
+    case RunOutcome::failed:
+      return "failed";
+    case RunOutcome::timeout:
+      return "timeout";
+    case RunOutcome::parse_error:
+      return "parse_error";
+    case RunOutcome::cancelled:
+      return "cancelled";
+    case RunOutcome::unavailable:
+      return "unavailable";
   }
   return "unknown";
 }
@@ -46,7 +52,8 @@ std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& reque
 
 void validate_request(const BenchmarkRequest& r) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (r.comm_size < 2) fail("comm_size must be at least 2 (got " + std::to_string(r.comm_size) + ")");
+  if (r.comm_size < 2)
+    fail("comm_size must be at least 2 (got " + std::to_string(r.comm_size) + ")");
   if (r.nodes < 1) fail("nodes must be at least 1");
   if (r.ppn < 0) fail("ppn must not be negative");
   if (r.ppn > 0 && r.ppn * r.nodes != r.comm_size)
@@ -70,14 +77,29 @@ void validate_request(const BenchmarkRequest& r) {
       fail("negative value in configuration " + to_string(c));
 }
 
+std::string request_problem(const BenchmarkRequest& request) {
+  try {
+    validate_request(request);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
 void to_json(nlohmann::json& j, const Provenance& p) {
-  j = {{"backend", p.backend},       {"argv", p.argv},
-       {"mca", p.mca},               {"env", p.env},
-       {"host", p.host},             {"hosts", p.hosts},
+  j = {{"backend", p.backend},
+       {"argv", p.argv},
+       {"mca", p.mca},
+       {"env", p.env},
+       {"host", p.host},
+       {"hosts", p.hosts},
        {"ompi_version", p.ompi_version},
-       {"benchmark", p.benchmark},   {"job_id", p.job_id},
-       {"start_time", p.start_time}, {"end_time", p.end_time},
-       {"exit_status", p.exit_status}, {"stderr_excerpt", p.stderr_excerpt}};
+       {"benchmark", p.benchmark},
+       {"job_id", p.job_id},
+       {"start_time", p.start_time},
+       {"end_time", p.end_time},
+       {"exit_status", p.exit_status},
+       {"stderr_excerpt", p.stderr_excerpt}};
   if (p.benchmark_seconds > 0) j["benchmark_seconds"] = p.benchmark_seconds;
 }
 

@@ -218,6 +218,8 @@ std::vector<std::pair<std::size_t, int>> run_order(const BenchmarkRequest& reque
 
 // Checks a request; throws std::invalid_argument with a clear message.
 void validate_request(const BenchmarkRequest& request);
+// The same check for a preflight: validate_request's message, or empty when the request is fine.
+std::string request_problem(const BenchmarkRequest& request);
 
 void to_json(nlohmann::json& j, const Provenance& p);
 void to_json(nlohmann::json& j, const BenchmarkRequest& r);

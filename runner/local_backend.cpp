@@ -135,22 +135,19 @@ std::string LocalBackend::admit(const BenchmarkRequest& request) {
         "{} {} ranks on {} core(s): the local backend oversubscribes (ranks share cores and "
         "yield when idle); latencies are slower and noisier than with a core per rank",
         colltune::name(request.collective), request.comm_size, options_.cores);
-  if (!find_osu_binary(options_.osu_dir, request.collective))
-    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
-           options_.osu_dir.string() + ": the local backend cannot benchmark " +
-           std::string(colltune::name(request.collective));
-  return {};
+  return missing_benchmark(request.collective);
+}
+
+std::string LocalBackend::missing_benchmark(Collective collective) const {
+  if (find_osu_binary(options_.osu_dir, collective)) return {};
+  const std::string name(colltune::name(collective));
+  return "no osu_" + name + " under " + options_.osu_dir.string() +
+         ": the local backend cannot benchmark " + name;
 }
 
 std::string LocalBackend::preflight(const BenchmarkRequest& request) {
-  try {
-    validate_request(request);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  if (!find_osu_binary(options_.osu_dir, request.collective))
-    return "no osu_" + std::string(colltune::name(request.collective)) + " under " +
-           options_.osu_dir.string();
+  if (std::string problem = request_problem(request); !problem.empty()) return problem;
+  if (std::string missing = missing_benchmark(request.collective); !missing.empty()) return missing;
   if (!find_in_path(options_.mpirun)) return "mpirun not found: " + options_.mpirun;
   return osu_benchmark_problem(osu_probe_, options_.osu_dir, request, "local");
 }

@@ -56,6 +56,9 @@ class LocalBackend : public Backend {
   std::string ompi_version();
   // Sweeps the orphans under (temp, shm) the first time a run uses these bases.
   void sweep_once(const std::filesystem::path& temp, const std::filesystem::path& shm);
+  // Why the local backend cannot benchmark `collective` (no osu_<collective> under osu_dir);
+  // empty when it can.
+  std::string missing_benchmark(Collective collective) const;
   // True the first time it is asked for (collective, comm_size).
   bool first_warning(Collective collective, int comm_size);
 

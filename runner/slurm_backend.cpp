@@ -175,11 +175,7 @@ std::string SlurmBackend::admit(const BenchmarkRequest& request) {
 }
 
 std::string SlurmBackend::preflight(const BenchmarkRequest& request) {
-  try {
-    validate_request(request);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
+  if (std::string problem = request_problem(request); !problem.empty()) return problem;
   // Checked on the submitting host: a binary that cannot start here is only warned about.
   return osu_benchmark_problem(osu_probe_, options_.osu_dir, request, "slurm");
 }
