@@ -9,8 +9,11 @@
 #include <stdexcept>
 
 #include "campaign/campaign_engine.h"
+#include "campaign/campaign_lifecycle.h"
 #include "campaign/campaign_spec.h"
+#include "campaign/comm_sizes.h"
 #include "campaign/database_owner.h"
+#include "campaign/report.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
@@ -24,9 +27,6 @@
 #include "optimizer/strategy.h"
 #include "runner/backend_factory.h"
 #include "runner/slurm_backend.h"
-#include "campaign/campaign_lifecycle.h"
-#include "campaign/comm_sizes.h"
-#include "campaign/report.h"
 #include "slurm/batch_script.h"
 
 namespace colltune {
@@ -44,6 +44,10 @@ struct TuneArgs {
   std::string cluster_strategy = "bo-cluster";
   double min_confidence = 0.8;
   int predict_up_to = 0;
+  double node_seconds = 0;  // --node-seconds: the whole-cluster search's node-second budget
+  // The whole-cluster options given on the command line: refused for a single comm size, where
+  // they would mean nothing.
+  std::vector<std::string> cluster_options;
   std::string sizes = "4:1048576";
   std::string strategy = "bo";
   int budget = 0;
@@ -230,7 +234,14 @@ int run_tune(const TuneArgs& args) {
     if (layouts.size() > 1)
       spec_json["cluster"] = {{"strategy", args.cluster_strategy},
                               {"min_confidence", args.min_confidence},
-                              {"predict_up_to", args.predict_up_to}};
+                              {"predict_up_to", args.predict_up_to},
+                              {"budget_node_seconds", args.node_seconds}};
+    else if (!args.cluster_options.empty())
+      throw std::invalid_argument(
+          args.cluster_options.front() +
+          " applies to a whole-cluster campaign, which needs several communicator sizes "
+          "(e.g. --np 2,4,8,16); this one tunes " +
+          std::to_string(layouts.front().comm_size) + " ranks only");
     const CampaignSpec spec = parse_campaign_spec(spec_json);
     campaign_id = create_admitted_campaign(store, *backend, spec, launch.to_json());
   }
@@ -347,17 +358,28 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--ppn", args->ppn, "Ranks per node (Slurm): every --nodes x --ppn combination");
   cmd->add_option("--layout", args->layout,
                   "packed | spread (which nodes x ppn per size) or explicit NODESxPPN,...");
+  const auto whole_cluster_only = [args](const std::string& flag) {
+    return [args, flag](const std::string&) { args->cluster_options.push_back(flag); };
+  };
   cmd->add_option("--cluster-strategy", args->cluster_strategy,
                   "Whole-cluster search (several sizes)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each(whole_cluster_only("--cluster-strategy"));
   cmd->add_option("--min-confidence", args->min_confidence,
                   "Whole-cluster: a predicted size keeps a choice only at this confidence")
       ->capture_default_str()
-      ->check(CLI::Range(0.5, 1.0));
+      ->check(CLI::Range(0.5, 1.0))
+      ->each(whole_cluster_only("--min-confidence"));
   cmd->add_option("--predict-up-to", args->predict_up_to,
                   "Whole-cluster: the rules file predicts sizes up to N ranks (default: the "
                   "largest --np); Open MPI's default above")
-      ->check(CLI::Range(0, 10000000));
+      ->check(CLI::Range(0, 10000000))
+      ->each(whole_cluster_only("--predict-up-to"));
+  cmd->add_option("--node-seconds", args->node_seconds,
+                  "Whole-cluster: the search's budget in node-seconds (each run's benchmark "
+                  "seconds x its nodes; 0 = none). The final phases come on top")
+      ->check(CLI::Range(0.0, 1e12))
+      ->each(whole_cluster_only("--node-seconds"));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
   cmd->add_option("--strategy", args->strategy, "Search strategy")

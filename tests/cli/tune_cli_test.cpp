@@ -424,6 +424,31 @@ TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
   EXPECT_NE(text.find("reduce above 8 ranks"), std::string::npos) << text;
 }
 
+TEST_F(TuneCliTest, WholeClusterNodeSecondBudgetStopsTheSearch) {
+  // --node-seconds: the search's node-second budget (the spec's cluster.budget_node_seconds).
+  // Small enough to stop the search before its own rule and its run cap would (it spends
+  // about 60 node-seconds with 60, and a first batch of 8 runs costs about 12).
+  auto r = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8", "--collectives", "bcast",
+       "--sizes", "4:4096", "--node-seconds", "30", "--db", (dir_ / "ns.db").string(),
+       "--rules-out", (dir_ / "ns.conf").string(), "--report-out", (dir_ / "ns.json").string()},
+      {.timeout_s = 120});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  std::ifstream in(dir_ / "ns.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.at("campaign").at("spec").at("cluster").at("budget_node_seconds"), 30.0);
+  ASSERT_EQ(report.at("cluster").size(), 1u);
+  const std::string stop = report.at("cluster")[0].at("stop_reason");
+  EXPECT_EQ(stop.rfind("budget: node-seconds", 0), 0u) << stop;
+  EXPECT_NE(r.stdout_text.find("(search stopped by: budget: node-seconds"), std::string::npos)
+      << r.stdout_text;
+  // The search spent about its budget (a pending run may cross it by its own price); the
+  // final phases come on top.
+  const double search = report.at("cost").at("by_purpose").at("search").at("node_seconds");
+  EXPECT_GT(search, 15.0);
+  EXPECT_LT(search, 36.0);
+}
+
 TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
   struct Case {
     std::vector<std::string> flags;
@@ -435,6 +460,11 @@ TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
            {{"--np", "1,2"}, "below 2"},
            {{"--nodes", "1,2,4,8,16", "--ppn", "1,16"}, "16 ranks can be 1x16, 16x1"},
            {{"--np", "2,4,64"}, "ranks per core"},
+           // Whole-cluster options for one size would be silently meaningless.
+           {{"--np", "4", "--predict-up-to", "16"},
+            "--predict-up-to applies to a whole-cluster campaign, which needs several "
+            "communicator sizes"},
+           {{"--np", "4", "--node-seconds", "100"}, "--node-seconds applies to a whole-cluster"},
        }) {
     std::vector<std::string> args = {
         COLLTUNE_BINARY, "tune",  "--backend", "local",
