@@ -683,14 +683,17 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   return out;
 }
 
+bool ClusterBayesStrategy::run_cap_reached() const {
+  return static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_;
+}
+
 std::string ClusterBayesStrategy::budget_reason() const {
-  if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_)
-    return "budget: " + std::to_string(max_evaluations_) + " runs";
+  if (run_cap_reached()) return "budget: " + std::to_string(max_evaluations_) + " runs";
   return "budget: node-seconds";
 }
 
 bool ClusterBayesStrategy::budget_spent() const {
-  if (static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_) return true;
+  if (run_cap_reached()) return true;
   if (options_.budget_node_seconds > 0 &&
       node_seconds() + pending_node_seconds() >= options_.budget_node_seconds)
     return true;

@@ -223,6 +223,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // The stop reason when the budget is spent: "budget: N runs" when the runs reached the cap,
   // else "budget: node-seconds".
   std::string budget_reason() const;
+  // The runs made and pending have reached max_evaluations_.
+  bool run_cap_reached() const;
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.
