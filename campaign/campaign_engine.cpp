@@ -183,7 +183,8 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                                           const ContextRecord& context, const CancelFlag& cancel,
-                                          Strategy* searched) {
+                                          Strategy* searched,
+                                          const std::function<FinalLookBudget()>& look_budget) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
@@ -344,14 +345,25 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           store_.runs_of_context(context.id, JobPurpose::final), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
+    // Nominees a look left out because the campaign's node-second budget could not pay for them.
+    std::set<TuningConfig> unaffordable;
     for (;;) {
       auto [data, intervals] = evaluate();
-      const std::set<TuningConfig> open =
-          open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain);
+      std::set<TuningConfig> open;
+      for (const auto& c : open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain))
+        if (!unaffordable.count(c)) open.insert(c);
       if (open.empty()) break;
       const int rounds =
           next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
       if (rounds == 0) break;
+      if (look_budget) {
+        const std::set<TuningConfig> paid =
+            affordable_nominees(nominated, open, rounds, look_budget());
+        for (const auto& c : open)
+          if (!paid.count(c)) unaffordable.insert(c);
+        open = paid;
+        if (open.empty()) break;
+      }
       if (cancel.cancelled()) return EngineOutcome::interrupted;
       std::vector<TuningConfig> configs{TuningConfig::default_decision()};
       configs.insert(configs.end(), open.begin(), open.end());
@@ -374,7 +386,14 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                                   ? search_default_us[size]
                                   : std::numeric_limits<double>::quiet_NaN();
       nlohmann::json pick = paired_pick_json(size, i, candidate, data, intervals, fallback);
-      if (pick.at("best_us").is_null()) {
+      const bool untested =
+          candidate && unaffordable.count(*candidate) && pick.at("samples").get<int>() == 0;
+      if (untested) {
+        // Never tested: the default stands (never slower), and the result says why.
+        pick["note"] =
+            "not tested: the campaign's node-second budget (cluster.total_node_seconds) could "
+            "not pay for testing the candidate here; Open MPI's default stands";
+      } else if (pick.at("best_us").is_null()) {
         // Nothing known at this size: a failure (below), unless a whole-cluster search never
         // ran this comm size at all (its node-second budget ran out first) and its model is
         // confident of nothing there: Open MPI's default stands, and the result says why.

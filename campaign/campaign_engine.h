@@ -17,6 +17,7 @@
 #include "campaign/job_executor.h"
 #include "campaign/store.h"
 #include "core/algorithm_table.h"
+#include "optimizer/paired_final.h"
 #include "runner/backend.h"
 
 namespace colltune {
@@ -64,9 +65,12 @@ class CampaignEngine {
   // of the ClusterStrategy at this size); null = the spec's strategy searches this context.
   // The paired final phase's cap counts the runs the search made at this context and those it
   // used as data without making them (Strategy::reused_runs: a warm start's earlier runs).
+  // `look_budget` (whole-cluster, cluster.total_node_seconds): asked before each look of the
+  // paired final phase; a look that does not fit is not run (optimizer/paired_final.h).
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                             const ContextRecord& context, const CancelFlag& cancel,
-                            Strategy* searched = nullptr);
+                            Strategy* searched = nullptr,
+                            const std::function<FinalLookBudget()>& look_budget = {});
   // Whole-cluster mode (server/cluster_search.cpp): the contexts of one collective searched by
   // one ClusterStrategy, then each measured size's final phase, then the predictions for the
   // sizes not run (saved in the result of the group's first context).

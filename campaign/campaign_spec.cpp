@@ -253,8 +253,8 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     const auto& c = j.at("cluster");
     if (!c.is_object()) bad("cluster", "must be an object");
     reject_unknown(c,
-                   {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
-                    "settings"},
+                   {"strategy", "min_confidence", "budget", "budget_node_seconds",
+                    "total_node_seconds", "predict_up_to", "settings"},
                    "cluster.");
     spec.cluster.enabled = true;
     if (c.contains("strategy"))
@@ -267,6 +267,13 @@ CampaignSpec parse_campaign_spec(const nlohmann::json& j) {
     if (c.contains("budget_node_seconds"))
       spec.cluster.budget_node_seconds =
           get_number<double>(c.at("budget_node_seconds"), "cluster.budget_node_seconds", 0, 1e12);
+    if (c.contains("total_node_seconds"))
+      spec.cluster.total_node_seconds =
+          get_number<double>(c.at("total_node_seconds"), "cluster.total_node_seconds", 0, 1e12);
+    if (spec.cluster.budget_node_seconds > 0 && spec.cluster.total_node_seconds > 0)
+      bad("cluster.total_node_seconds",
+          "give one node-second budget: budget_node_seconds (the search's) or "
+          "total_node_seconds (the search's and the final phases')");
     if (c.contains("predict_up_to")) {
       spec.cluster.predict_up_to =
           get_number<int>(c.at("predict_up_to"), "cluster.predict_up_to", 0, 10000000);
@@ -335,6 +342,7 @@ nlohmann::json to_json(const CampaignSpec& spec) {
                     {"min_confidence", spec.cluster.min_confidence},
                     {"budget", spec.cluster.budget},
                     {"budget_node_seconds", spec.cluster.budget_node_seconds},
+                    {"total_node_seconds", spec.cluster.total_node_seconds},
                     {"predict_up_to", spec.cluster.predict_up_to},
                     {"settings", spec.cluster.settings}};
   return j;

@@ -3,8 +3,8 @@
 //
 //   {"name", "backend", "contexts": [{"collective", "comm_size", "nodes", "ppn"}],
 //    "sizes": "MIN:MAX", "strategy", "budget", "repeats", "seed", "stop", ...,
-//    "cluster": {"strategy", "min_confidence", "budget", "budget_node_seconds", "predict_up_to",
-//                "settings"}}
+//    "cluster": {"strategy", "min_confidence", "budget", "budget_node_seconds",
+//                "total_node_seconds", "predict_up_to", "settings"}}
 //
 // Only backend, contexts and sizes are required. Unknown fields are rejected.
 #pragma once
@@ -44,8 +44,13 @@ struct ClusterSpec {
   // A predicted pick goes into the file only when the model gives it at least this probability
   // of beating Open MPI's default; below it the default stays.
   double min_confidence = 0.8;
-  int budget = 0;                  // runs over all sizes of a collective; 0 = strategy default
-  double budget_node_seconds = 0;  // 0 = no limit
+  int budget = 0;  // runs over all sizes of a collective; 0 = strategy default
+  // Node-seconds (each run's benchmark time x its nodes), per collective; 0 = no limit.
+  // budget_node_seconds: the search's. total_node_seconds: the search's and the final phases'
+  // together; the search gets it less a reserve of one first look at every size
+  // (docs/whole-cluster.md, "A budget for the whole campaign"). One of the two at most.
+  double budget_node_seconds = 0;
+  double total_node_seconds = 0;
   // The file predicts sizes up to here (above it: Open MPI's default); 0 = the largest size run.
   // E.g. run 2-6 ranks, write a file for 2-8.
   int predict_up_to = 0;
@@ -61,8 +66,8 @@ struct CampaignSpec {
   std::int64_t min_size = 4;
   std::int64_t max_size = 1 << 20;
   std::string strategy = "bo";  // the Bayesian optimizer; random and exhaustive are baselines
-  int budget = 0;   // evaluations per context in the search; 0 = strategy default
-  int repeats = 1;  // runs per suggested configuration in the search
+  int budget = 0;               // evaluations per context in the search; 0 = strategy default
+  int repeats = 1;              // runs per suggested configuration in the search
   std::uint64_t seed = 1;
   int iterations = 100;      // OSU -i
   int warmup = 10;           // OSU -x

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -58,6 +59,23 @@ class ClusterSizeView : public Strategy {
 };
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
+
+// The search's options for one collective over `sizes`, but for the seed.
+ClusterStrategyOptions cluster_options(const CampaignSpec& spec, Collective collective,
+                                       std::vector<ClusterSize> sizes) {
+  ClusterStrategyOptions options;
+  options.msg_sizes = osu_message_sizes(collective, spec.min_size, spec.max_size);
+  options.sizes = std::move(sizes);
+  const int per_size = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
+  options.budget = spec.cluster.budget > 0 ? spec.cluster.budget
+                   : per_size > 0          ? per_size * static_cast<int>(options.sizes.size())
+                                           : 0;
+  options.budget_node_seconds = spec.cluster.budget_node_seconds;
+  // Every OSU size runs warm-up + timed iterations (as the sim and replay backends count them).
+  for (auto m : options.msg_sizes) options.calls_per_run[m] = spec.iterations + spec.warmup;
+  options.settings = spec.cluster.settings;
+  return options;
+}
 
 }  // namespace
 
@@ -172,18 +190,17 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   const Collective collective = group.front().collective;
   const ContextRecord* lead = &cluster_lead(group);
 
-  ClusterStrategyOptions options;
+  std::vector<ClusterSize> sizes;
+  for (const auto& c : group) sizes.push_back({c.comm_size, c.nodes, c.ppn, 0});
+  ClusterStrategyOptions options = cluster_options(spec, collective, sizes);
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
-  options.msg_sizes = osu_message_sizes(collective, spec.min_size, spec.max_size);
-  for (const auto& c : group) options.sizes.push_back({c.comm_size, c.nodes, c.ppn, 0});
-  const int per_size = spec.stop.max_evaluations > 0 ? spec.stop.max_evaluations : spec.budget;
-  options.budget = spec.cluster.budget > 0 ? spec.cluster.budget
-                   : per_size > 0          ? per_size * static_cast<int>(group.size())
-                                           : 0;
-  options.budget_node_seconds = spec.cluster.budget_node_seconds;
-  // Every OSU size runs warm-up + timed iterations (as the sim and replay backends count them).
-  for (auto m : options.msg_sizes) options.calls_per_run[m] = spec.iterations + spec.warmup;
-  options.settings = spec.cluster.settings;
+  // A budget for the whole campaign: the search stops where what it spent and one first look
+  // at every size, at the prices its runs taught it, reach the total (docs/whole-cluster.md).
+  const double total = spec.cluster.total_node_seconds;
+  if (total > 0) {
+    options.budget_node_seconds = total;
+    options.reserve_runs = first_look_runs(spec.final_candidates);
+  }
   // A re-tune (spec.warm_start_from) starts from the earlier campaign's picks and runs at each
   // comm size it shares (campaign/retune_warm_start.h). Its runs are data only without a
   // node-second budget: the strategy prices runs itself, so old runs would spend that budget.
@@ -194,7 +211,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   const bool saved_warm = saved.is_object() && saved.contains("warm_start");
   ClusterWarmStart warm = saved_plain ? ClusterWarmStart{}
                                       : cluster_warm_start(store_, spec.warm_start_from, group,
-                                                           spec.cluster.budget_node_seconds <= 0);
+                                                           options.budget_node_seconds <= 0);
   std::unique_ptr<ClusterStrategy> strategy;
   WarmStartedClusterStrategy* warm_started = nullptr;
   if (warm.empty() && !saved_warm) {
@@ -247,6 +264,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                        {"comm_sizes", group_sizes},
                                        {"planned", strategy->max_evaluations()}};
     nlohmann::json started = group_info;
+    if (total > 0)
+      started["node_seconds"] = {{"total", total}, {"reserve_runs", options.reserve_runs}};
     started["space"] = space_total;
     emit(campaign.id, "context_started", started, true);
     for (const auto& c : group) store_.set_context_state(c.id, ContextState::searching);
@@ -276,17 +295,38 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     emit(campaign.id, "search_stopped", stopped, true);
   }
 
-  // The final phase of every measured size, as for a context of its own.
-  for (const auto& c : group) {
+  // The final phase of every measured size, as for a context of its own, smallest first. Under
+  // a budget for the whole campaign, a look runs only when it fits (final_look_budget), each
+  // run priced as the search priced its reserve: the strategy's price of the default there.
+  std::vector<double> run_price;
+  for (const auto& c : group)
+    run_price.push_back(strategy->run_price(c.comm_size, TuningConfig::default_decision()));
+  auto group_node_seconds = [&] {
+    double sum = 0;
+    for (const auto& c : group)
+      for (const auto& run : store_.runs_of_context(c.id))
+        sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
+    return sum;
+  };
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const ContextRecord& c = group[i];
     if (c.state == ContextState::done) continue;
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == c.id && job.purpose == JobPurpose::search)
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
     ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
+    std::function<FinalLookBudget()> look_budget;
+    if (total > 0)
+      look_budget = [&, i] {
+        const std::vector<double> after(run_price.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                        run_price.end());
+        return final_look_budget(total - group_node_seconds(), run_price[i], after,
+                                 spec.final_candidates);
+      };
     EngineOutcome outcome;
     try {
-      outcome = run_context(campaign, spec, c, cancel, &view);
+      outcome = run_context(campaign, spec, c, cancel, &view, look_budget);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();

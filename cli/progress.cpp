@@ -105,12 +105,19 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
       line(context_label_ +
            " final phase: the paired test against Open MPI's default (the whole-cluster search "
            "is done)");
-    else if (const auto sizes = p.find("comm_sizes"); sizes != p.end() && sizes->is_array())
+    else if (const auto sizes = p.find("comm_sizes"); sizes != p.end() && sizes->is_array()) {
+      std::string budget;  // a budget for the whole campaign (docs/whole-cluster.md)
+      if (const auto ns = p.find("node_seconds"); ns != p.end() && ns->is_object())
+        budget = "; " + std::to_string(std::llround(ns->value("total", 0.0))) +
+                 " node-seconds for the search and the final phases, the first final look at "
+                 "every size held back (" +
+                 std::to_string(ns->value("reserve_runs", 0)) + " runs each)";
       line(context_label_ + " whole-cluster search over " + std::to_string(sizes->size()) +
            " comm sizes: " + std::to_string(p.value("space", 0)) + " configurations in all, " +
            (planned_ > 0 ? "up to " + planned + " evaluations (fewer when its model stops it)"
-                         : std::string("evaluations until its model stops it")));
-    else
+                         : std::string("evaluations until its model stops it")) +
+           budget);
+    } else
       line(context_label_ + " search space " + std::to_string(p.value("space", 0)) +
            " configurations, planned " + planned + " evaluations");
   } else if (type == "job_started") {

@@ -44,7 +44,8 @@ struct TuneArgs {
   std::string cluster_strategy = "bo-cluster";
   double min_confidence = 0.8;
   int predict_up_to = 0;
-  double node_seconds = 0;  // --node-seconds: the whole-cluster search's node-second budget
+  double node_seconds = 0;        // --node-seconds: the whole-cluster search's node-second budget
+  double total_node_seconds = 0;  // --total-node-seconds: the search's and the final phases'
   // The whole-cluster options given on the command line: refused for a single comm size, where
   // they would mean nothing.
   std::vector<std::string> cluster_options;
@@ -235,7 +236,8 @@ int run_tune(const TuneArgs& args) {
       spec_json["cluster"] = {{"strategy", args.cluster_strategy},
                               {"min_confidence", args.min_confidence},
                               {"predict_up_to", args.predict_up_to},
-                              {"budget_node_seconds", args.node_seconds}};
+                              {"budget_node_seconds", args.node_seconds},
+                              {"total_node_seconds", args.total_node_seconds}};
     else if (!args.cluster_options.empty())
       throw std::invalid_argument(
           args.cluster_options.front() +
@@ -380,6 +382,12 @@ void add_tune_command(CLI::App& app) {
                   "seconds x its nodes; 0 = none). The final phases come on top")
       ->check(CLI::Range(0.0, 1e12))
       ->each(whole_cluster_only("--node-seconds"));
+  cmd->add_option("--total-node-seconds", args->total_node_seconds,
+                  "Whole-cluster: the budget of the search and the final phases together, per "
+                  "collective, in node-seconds; one final look at every size is held back from "
+                  "the search, and a size whose look does not fit keeps Open MPI's default")
+      ->check(CLI::Range(0.0, 1e12))
+      ->each(whole_cluster_only("--total-node-seconds"));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")
       ->capture_default_str();
   cmd->add_option("--strategy", args->strategy, "Search strategy")

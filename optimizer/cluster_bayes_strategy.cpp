@@ -85,7 +85,7 @@ ClusterBayesStrategy::ClusterBayesStrategy(Collective collective, const Algorith
   }
   for (const auto& [msg, calls] : options_.calls_per_run)
     if (!(calls >= 0)) throw std::invalid_argument("bo-cluster: negative calls per run");
-  if (options_.budget < 0 || options_.budget_node_seconds < 0)
+  if (options_.budget < 0 || options_.budget_node_seconds < 0 || options_.reserve_runs < 0)
     throw std::invalid_argument("bo-cluster: negative budget");
   std::sort(options_.msg_sizes.begin(), options_.msg_sizes.end());
   if (options_.budget > 0) max_evaluations_ = options_.budget;
@@ -327,7 +327,7 @@ void ClusterBayesStrategy::make_design() {
 }
 
 void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
-  const double cap = settings_.design_budget_fraction * options_.budget_node_seconds;
+  const double cap = settings_.design_budget_fraction * search_budget();
   double total = 0;
   for (const auto& d : design_) total += planned_price(d.comm_size, d.config);
   const double planned = total;
@@ -656,7 +656,8 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   // spent, so that cheap sizes are explored first and the expensive ones are not starved.
   double used = static_cast<double>(evaluations_.size() + pending_.size()) / max_evaluations_;
   if (options_.budget_node_seconds > 0)
-    used = std::max(used, (node_seconds() + pending_node_seconds()) / options_.budget_node_seconds);
+    used =
+        std::max(used, (node_seconds() + pending_node_seconds()) / std::max(search_budget(), 1e-9));
   const double alpha = std::clamp(1.0 - used, 0.0, 1.0);
   std::vector<Scored> out;
   for (int p = 0; p < k; ++p) {
@@ -683,6 +684,33 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
   return out;
 }
 
+double ClusterBayesStrategy::search_budget() const {
+  if (options_.budget_node_seconds <= 0 || options_.reserve_runs <= 0)
+    return options_.budget_node_seconds;
+  // The reserve at the current prices of the default, one model for every size; a pure
+  // function of the evaluations, kept until they change.
+  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  if (!reserve_ || reserve_->first != key) {
+    std::vector<Pair> pairs;
+    for (const auto& size : options_.sizes)
+      pairs.push_back({size.comm_size, space_at(size.comm_size).canonical(TuningConfig{})});
+    std::vector<double> quoted;
+    const auto gp = prices_configurations() ? pricing_model() : std::nullopt;
+    if (gp) {
+      Eigen::MatrixXd mean, var;
+      gp->predict(rows_for(*gp, pairs), &mean, &var);
+      quoted = prices(pairs, mean, var);
+    } else {
+      for (const auto& [comm, config] : pairs)
+        quoted.push_back(prices_configurations() ? planned_price(comm, config) : run_cost(comm));
+    }
+    double reserve = 0;
+    for (double q : quoted) reserve += options_.reserve_runs * q;
+    reserve_.emplace(key, reserve);
+  }
+  return options_.budget_node_seconds - reserve_->second;
+}
+
 bool ClusterBayesStrategy::run_cap_reached() const {
   return static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_;
 }
@@ -695,7 +723,7 @@ std::string ClusterBayesStrategy::budget_reason() const {
 bool ClusterBayesStrategy::budget_spent() const {
   if (run_cap_reached()) return true;
   if (options_.budget_node_seconds > 0 &&
-      node_seconds() + pending_node_seconds() >= options_.budget_node_seconds)
+      node_seconds() + pending_node_seconds() >= search_budget())
     return true;
   return false;
 }
@@ -727,7 +755,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       price = prices({{d.comm_size, d.config}}, mean, var).front();
     }
     if (budgeted && node_seconds() + pending_node_seconds() + price >
-                        settings_.design_budget_fraction * options_.budget_node_seconds) {
+                        settings_.design_budget_fraction * search_budget()) {
       ++design_cut_;  // cannot afford it within the design's share
       continue;
     }
@@ -787,7 +815,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     // The best candidate the rest of the node-second budget can pay for (at its price).
     auto affordable = scored.begin();
     if (options_.budget_node_seconds > 0) {
-      const double left = options_.budget_node_seconds - node_seconds() - pending_node_seconds();
+      const double left = search_budget() - node_seconds() - pending_node_seconds();
       affordable = std::find_if(scored.begin(), scored.end(),
                                 [&](const Scored& x) { return x.price <= left; });
       if (affordable == scored.end()) {
@@ -1019,6 +1047,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   }
   evaluations_ = std::move(evals);
   cost_fit_.reset();
+  reserve_.reset();
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());

@@ -140,6 +140,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
+  double run_price(int comm_size, const TuningConfig& config) const override {
+    return price(comm_size, config);
+  }
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
@@ -224,6 +227,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // else "budget: node-seconds".
   std::string budget_reason() const;
   // The runs made and pending have reached max_evaluations_.
+  // What the search may spend: budget_node_seconds less the reserve (reserve_runs of the
+  // default at every size, at their current prices; ClusterStrategyOptions).
+  double search_budget() const;
   bool run_cap_reached() const;
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
@@ -262,6 +268,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   };
   const CostFit& cost_fit() const;
   mutable std::optional<std::pair<std::size_t, CostFit>> cost_fit_;
+  // search_budget()'s reserve, with the (observations, fitted rows) it was priced at (reset by
+  // restore).
+  mutable std::optional<std::pair<std::pair<std::size_t, int>, double>> reserve_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 

@@ -53,6 +53,19 @@ double NearestClusterStrategy::cost_of(const ClusterSize& size) const {
   return size.run_cost > 0 ? size.run_cost : double(size.comm_size);
 }
 
+double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config) const {
+  (void)config;
+  for (const auto& size : options_.sizes)
+    if (size.comm_size == comm_size) return cost_of(size);
+  return cost_of({comm_size, 1, 0, 0});
+}
+
+double NearestClusterStrategy::search_budget() const {
+  double reserve = 0;
+  for (const auto& size : options_.sizes) reserve += options_.reserve_runs * cost_of(size);
+  return options_.budget_node_seconds - reserve;
+}
+
 int NearestClusterStrategy::total_observed() const {
   int n = 0;
   for (const auto& [p, count] : evaluations_) n += count;
@@ -104,7 +117,7 @@ std::vector<ClusterSuggestion> NearestClusterStrategy::suggest(int max_count) {
   double spent = node_seconds();
   for (int k = 0; k < max_count; ++k) {
     if (total_suggested() >= budget_) break;
-    if (options_.budget_node_seconds > 0 && spent >= options_.budget_node_seconds) break;
+    if (options_.budget_node_seconds > 0 && spent >= search_budget()) break;
     // The size with the fewest runs so far, the cheaper one on a tie.
     const ClusterSize* pick = nullptr;
     for (const auto& size : options_.sizes) {
@@ -141,7 +154,7 @@ bool NearestClusterStrategy::done() const { return !stop_reason().empty(); }
 
 std::string NearestClusterStrategy::stop_reason() const {
   if (total_observed() >= budget_) return "budget: " + std::to_string(budget_) + " runs";
-  if (options_.budget_node_seconds > 0 && node_seconds() >= options_.budget_node_seconds)
+  if (options_.budget_node_seconds > 0 && node_seconds() >= search_budget())
     return "budget: node-seconds";
   for (const auto& size : options_.sizes)
     if (evaluations_.count(size.comm_size) == 0 ||

@@ -44,6 +44,8 @@ class NearestClusterStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
+  // The size's price, whatever the configuration (this strategy prices sizes only).
+  double run_price(int comm_size, const TuningConfig& config) const override;
 
  private:
   // What one measured size tells at one message size.
@@ -60,6 +62,8 @@ class NearestClusterStrategy : public ClusterStrategy {
   int total_observed() const;
   int total_suggested() const;
   double node_seconds() const;
+  // budget_node_seconds less reserve_runs at every size's price.
+  double search_budget() const;
   std::optional<TuningConfig> next_config(const ClusterSize& size);
 
   Collective collective_;

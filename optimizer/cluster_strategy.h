@@ -47,6 +47,11 @@ struct ClusterStrategyOptions {
   // run still pending, counts at the strategy's price for it (see the implementation).
   int budget = 0;
   double budget_node_seconds = 0;
+  // Runs of the default held back at every size from budget_node_seconds, each at the
+  // strategy's current price for it (so the reserve follows what the runs teach about prices):
+  // the search stops when spent + reserve reaches the budget. A budget for a whole campaign
+  // keeps its final phases' first looks this way (optimizer/paired_final.h). 0 = none.
+  int reserve_runs = 0;
   // Collective calls one run makes at each message size (warm-up + timed iterations), keyed by
   // message size; when it covers every msg_sizes entry, the strategy prices each candidate
   // (configuration, comm size) from the latencies it predicts for it:
@@ -103,6 +108,10 @@ class ClusterStrategy {
   // The most runs the search makes over all sizes: its run budget (ClusterStrategyOptions::
   // budget, or the strategy's own cap when that is 0); 0 = no cap in runs.
   virtual int max_evaluations() const { return 0; }
+
+  // The node-seconds one run of `config` at `comm_size` (one of options.sizes) is expected to
+  // cost: the price the strategy charges its budget for it, learnt from the runs it observed.
+  virtual double run_price(int comm_size, const TuningConfig& config) const = 0;
 
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;

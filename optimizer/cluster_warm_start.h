@@ -62,6 +62,9 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
+  double run_price(int comm_size, const TuningConfig& config) const override {
+    return inner_->run_price(comm_size, config);
+  }
 
   // What the warm start did so far: {remeasured: [{comm_size, configs}], reused_runs,
   // reused: [{comm_size, runs}], shift: [{comm_size, mean_log_shift}]} (reused and shift once

@@ -40,7 +40,44 @@ std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& p
 }
 
 int final_run_cap(int search_runs, int final_repeats, int nominees) {
-  return std::max(2 * (1 + nominees), std::min(search_runs, final_repeats * (1 + nominees)));
+  return std::max(first_look_runs(nominees), std::min(search_runs, final_repeats * (1 + nominees)));
+}
+
+int first_look_runs(int nominees) { return 2 * (1 + nominees); }
+
+double final_phase_reserve(const std::vector<double>& run_prices, int nominees) {
+  double total = 0;
+  for (double price : run_prices) total += first_look_runs(nominees) * price;
+  return total;
+}
+
+bool FinalLookBudget::fits(int rounds, int configs) const {
+  return static_cast<double>(rounds) * configs * run_price <= left;
+}
+
+FinalLookBudget final_look_budget(double unspent, double run_price,
+                                  const std::vector<double>& prices_after, int nominees) {
+  return {unspent - final_phase_reserve(prices_after, nominees), run_price};
+}
+
+std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
+                                           const std::set<TuningConfig>& open, int rounds,
+                                           const FinalLookBudget& budget) {
+  const int configs = static_cast<int>(open.size()) + 1;
+  if (budget.fits(rounds, configs)) return open;
+  std::vector<std::pair<int, TuningConfig>> by_sizes;  // (-message sizes, nominee)
+  for (const auto& nominee : open) {
+    int sizes = 0;
+    for (const auto& [size, config] : nominated) sizes += config == nominee;
+    by_sizes.push_back({-sizes, nominee});
+  }
+  std::sort(by_sizes.begin(), by_sizes.end());
+  std::set<TuningConfig> out;
+  for (const auto& [minus_sizes, nominee] : by_sizes) {
+    if (!budget.fits(rounds, static_cast<int>(out.size()) + 2)) break;
+    out.insert(nominee);
+  }
+  return out;
 }
 
 std::optional<std::pair<std::int64_t, std::int64_t>> look_size_span(

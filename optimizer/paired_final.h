@@ -41,6 +41,39 @@ std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& p
 // once or twice).
 int final_run_cap(int search_runs, int final_repeats, int nominees);
 
+// The runs of a first look: two rounds (A B, then B A) of the default and each of `nominees`
+// nominees, the fewest that can prove anything (final_run_cap's floor).
+int first_look_runs(int nominees);
+
+// A node-second budget over the whole campaign (whole-cluster: cluster.total_node_seconds,
+// docs/whole-cluster.md) holds back, before the search, one first look of `nominees` nominees
+// at every listed size, each run priced at that size's `run_prices` entry (node-seconds of one
+// run); the search gets the rest.
+double final_phase_reserve(const std::vector<double>& run_prices, int nominees);
+
+// What a look at one size may spend under such a budget (`left`) and what one of its runs costs
+// (`run_price`, priced as a whole run at this size: a look over fewer message sizes costs
+// less).
+struct FinalLookBudget {
+  double left = 0;
+  double run_price = 0;
+  bool fits(int rounds, int configs) const;
+};
+
+// The budget of a look at one size, the sizes' final phases running one after the other,
+// smallest first: what the campaign has not spent yet (`unspent`) less the first looks of the
+// sizes after this one (`prices_after`: one run's price at each; `nominees` nominees each).
+FinalLookBudget final_look_budget(double unspent, double run_price,
+                                  const std::vector<double>& prices_after, int nominees);
+
+// The `open` nominees a look of `rounds` rounds tests under `budget`: all of them when the look
+// fits, else as many as fit beside the default, those nominated at the most message sizes
+// first (`nominated`); none when not even one does. A nominee left out stays untested and the
+// default stands at its sizes.
+std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
+                                           const std::set<TuningConfig>& open, int rounds,
+                                           const FinalLookBudget& budget);
+
 // The message sizes a look measures: from the smallest to the largest size an `open` nominee
 // is nominated for (nullopt when none is). Outside that span the default stands whatever a run
 // says, so a run there only costs: each run used to measure every size, and the largest sizes,

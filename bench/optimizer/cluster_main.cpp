@@ -67,6 +67,8 @@ struct Scored {
   // --unverified-above: the cells written from the gated model picks with no final phase, and
   // those of them whose pick is truly more than 5 % slower than the default
   int unverified_cells = 0, unverified_slower_cells = 0;
+  // --total-budget: the nominated cells whose nominee the budget could not pay to test
+  int untested_cells = 0;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -512,6 +514,12 @@ int main(int argc, char** argv) {
                  "bo-cluster: predicted picks below it = default");
   app.add_option("--cluster-budget", cluster_budget,
                  "second bo-cluster row: node-second budget as a fraction of (a)'s");
+  double total_budget = 0;
+  app.add_option("--total-budget", total_budget,
+                 "second bo-cluster row: a budget for the whole campaign (search and final "
+                 "phases, as cluster.total_node_seconds) as a fraction of (a)'s node-seconds, "
+                 "final phases counted; 0 = --cluster-budget's search budget instead")
+      ->check(CLI::Range(0.0, 10.0));
   app.add_option("--settings", settings_text, "bo-cluster settings (JSON object)");
   std::string final_method = "paired";
   app.add_option("--final", final_method,
@@ -686,8 +694,12 @@ int main(int argc, char** argv) {
         }
         co.sizes.push_back({p, static_cast<int>(nodes(p)), 0, quantile(seconds, 0.5) * nodes(p)});
       }
-      auto run_cluster = [&](const std::string& label, double budget_node_seconds) {
+      // `whole_campaign`: budget_node_seconds is the search's and the final phases' together
+      // (the campaign's cluster.total_node_seconds, the engine's rules), else the search's.
+      auto run_cluster = [&](const std::string& label, double budget_node_seconds,
+                             bool whole_campaign) {
         co.budget_node_seconds = budget_node_seconds;
+        co.reserve_runs = whole_campaign ? first_look_runs(2) : 0;
         auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
         Scored c{label, {}, 0, 0, 0, ""};
         Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
@@ -759,6 +771,10 @@ int main(int argc, char** argv) {
         // What the campaign writes at each listed size: the final phase's proven picks (the
         // campaign's ClusterSizeView: the ungated picks and the finalists of that size), or with
         // --final none the gated picks of recommend().
+        // Under a budget for the whole campaign, one run's price at each size, as the engine
+        // prices its looks: the strategy's price of the default there.
+        std::vector<double> run_price;
+        for (int p : sizes) run_price.push_back(strategy->run_price(p, TuningConfig{}));
         const auto picks = strategy->recommend(sizes, paired ? 0.0 : min_confidence);
         const auto gated = unverified_above > 0 && paired
                                ? strategy->recommend(sizes, min_confidence)
@@ -782,6 +798,15 @@ int main(int argc, char** argv) {
             const SearchSpace space(*collective, p, table);
             bench::PairedFinalOptions po;
             po.cost = cost;
+            if (whole_campaign) {
+              const auto at = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), p) -
+                                                       sizes.begin());
+              po.unspent_node_seconds = budget_node_seconds - c.node_seconds;
+              po.nodes = nodes(p);
+              po.run_price = run_price[at];
+              po.prices_after.assign(run_price.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                                     run_price.end());
+            }
             const bench::PairedFinalDraw fin =
                 bench::draw_paired_final(land.at(p), space, choices,
                                          cluster_final_candidates(*strategy, p, 2, min_confidence),
@@ -796,16 +821,22 @@ int main(int argc, char** argv) {
             c.final_nominees_by_comm[p] = fin.nominees;
             c.nominated_cells += fin.nominated_sizes;
             c.proven_cells += fin.proven_sizes;
+            c.untested_cells += fin.untested_sizes;
           }
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
         if (!diagnose.empty()) c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
         return c;
       };
-      const Scored c_free = run_cluster("bo-cluster (c), own stop", 0);
-      // The budget is the search's, as in a campaign: a share of (a)'s search node-seconds.
-      const Scored c =
-          run_cluster("bo-cluster (c), node-s budget", cluster_budget * a.search_node_seconds);
+      const Scored c_free = run_cluster("bo-cluster (c), own stop", 0, false);
+      // The budget: the search's, a share of (a)'s search node-seconds (--cluster-budget); or
+      // with --total-budget the whole campaign's, a share of (a)'s node-seconds, final phases
+      // counted on both sides.
+      const Scored c = total_budget > 0
+                           ? run_cluster("bo-cluster (c), total node-s budget",
+                                         total_budget * a.node_seconds, true)
+                           : run_cluster("bo-cluster (c), node-s budget",
+                                         cluster_budget * a.search_node_seconds, false);
 
       // (b) nearest-size extension over a subset of (a)'s per-size searches.
       auto nearest = [&](const std::vector<int>& tuned, const std::string& label) {
@@ -879,6 +910,10 @@ int main(int argc, char** argv) {
           j["nominated_cells"] = r.nominated_cells;
           j["proven_cells"] = r.proven_cells;
           j["sizes_without_runs"] = r.sizes_without_runs;
+          if (total_budget > 0) {
+            j["total_budget"] = total_budget;
+            j["untested_cells"] = r.untested_cells;
+          }
           if (unverified_above > 0) {
             j["unverified_above"] = unverified_above;
             j["unverified_cells"] = r.unverified_cells;

@@ -260,12 +260,25 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
     std::copy(lat.begin(), lat.end(), all.begin() + static_cast<std::ptrdiff_t>(lo));
     return all;
   };
+  std::set<TuningConfig> unaffordable;  // left out of a look by the campaign's budget
   for (;;) {
-    const std::set<TuningConfig> open = open_nominees(nominated, sizes, intervals, seq.min_gain);
+    std::set<TuningConfig> open;
+    for (const auto& c : open_nominees(nominated, sizes, intervals, seq.min_gain))
+      if (!unaffordable.count(c)) open.insert(c);
     if (open.empty()) break;
     const int rounds =
         next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
     if (rounds == 0) break;
+    if (options.unspent_node_seconds) {
+      const FinalLookBudget budget =
+          final_look_budget(*options.unspent_node_seconds - out.benchmark_seconds * options.nodes,
+                            options.run_price, options.prices_after, options.reserved_nominees);
+      const std::set<TuningConfig> paid = affordable_nominees(nominated, open, rounds, budget);
+      for (const auto& c : open)
+        if (!paid.count(c)) unaffordable.insert(c);
+      open = paid;
+      if (open.empty()) break;
+    }
     const auto span = look_size_span(nominated, open);
     const auto lo = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), span->first) -
                                              sizes.begin());
@@ -288,6 +301,8 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     Choice choice{sizes[i], TuningConfig::default_decision(), 0, 0};
+    if (auto n = nominated.find(sizes[i]); n != nominated.end() && !intervals.count(n->second))
+      out.untested_sizes += unaffordable.count(n->second) > 0;
     if (auto n = nominated.find(sizes[i]); n != nominated.end())
       if (auto it = intervals.find(n->second);
           it != intervals.end() && it->second[i].verdict == PairedVerdict::faster) {

@@ -71,13 +71,23 @@ struct PairedFinalOptions {
   int final_repeats = 3;  // the engine's spec default
   double min_gain = 0;    // the engine's spec default
   BenchmarkCost cost;
+  // A budget for the whole campaign (the engine's cluster.total_node_seconds, the same rules:
+  // final_look_budget, affordable_nominees): the node-seconds not spent when this size's phase
+  // starts (unset = no budget), the nodes a run here holds, the price of one run here and at
+  // each size whose phase comes after, and the nominees reserved per size.
+  std::optional<double> unspent_node_seconds;
+  double nodes = 1;
+  double run_price = 0;
+  std::vector<double> prices_after;
+  int reserved_nominees = 2;
 };
 struct PairedFinalDraw {
   std::vector<Choice> choices;  // one per landscape message size
   int runs = 0, looks = 0;
   double benchmark_seconds = 0;
   int nominated_sizes = 0, proven_sizes = 0;
-  int nominees = 0;  // distinct nominated configurations
+  int nominees = 0;        // distinct nominated configurations
+  int untested_sizes = 0;  // nominated sizes whose nominee the budget could not pay to test
 };
 PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace& space,
                                   const std::vector<Choice>& picks,

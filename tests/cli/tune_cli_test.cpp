@@ -449,6 +449,53 @@ TEST_F(TuneCliTest, WholeClusterNodeSecondBudgetStopsTheSearch) {
   EXPECT_LT(search, 36.0);
 }
 
+TEST_F(TuneCliTest, WholeClusterTotalBudgetCoversSearchAndFinalPhases) {
+  // --total-node-seconds: the search and the final phases together (cluster.total_node_seconds).
+  // Without a budget this campaign spends about 134 node-seconds (search 80, final phases 54);
+  // a search limited to 100 alone would leave the total near 150.
+  auto r = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8", "--collectives", "bcast",
+       "--sizes", "4:4096", "--total-node-seconds", "100", "--db", (dir_ / "tot.db").string(),
+       "--rules-out", (dir_ / "tot.conf").string(), "--report-out", (dir_ / "tot.json").string()},
+      {.timeout_s = 120});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  EXPECT_NE(r.stderr_text.find("100 node-seconds for the search and the final phases"),
+            std::string::npos)
+      << r.stderr_text;
+  std::ifstream in(dir_ / "tot.json");
+  const auto report = nlohmann::json::parse(in);
+  EXPECT_EQ(report.at("campaign").at("spec").at("cluster").at("total_node_seconds"), 100.0);
+  const auto& purpose = report.at("cost").at("by_purpose");
+  const double search = purpose.at("search").at("node_seconds");
+  const double final_phases = purpose.at("final").at("node_seconds");
+  // The search left room for the final phases, and the two kept to the total.
+  EXPECT_LT(search, 85.0);
+  EXPECT_GT(final_phases, 10.0);
+  EXPECT_LE(search + final_phases, 100.0);
+  EXPECT_GT(search + final_phases, 80.0) << "most of the budget is spent";
+  // Every size got a look; a nominee the budget could not test keeps the default, and says so.
+  std::map<int, int> pairs_at;
+  for (const auto& cell : report.at("results")) {
+    const int p = cell.at("comm_size");
+    pairs_at[p] = std::max(pairs_at[p], cell.at("pairs").get<int>());
+    if (cell.value("note", std::string()).rfind("not tested: the campaign's node-second", 0) == 0) {
+      EXPECT_EQ(cell.at("best_name"), "default") << cell.dump();
+      EXPECT_EQ(cell.at("pairs"), 0) << cell.dump();
+      EXPECT_FALSE(cell.at("candidate").is_null()) << cell.dump();
+    }
+  }
+  EXPECT_EQ(pairs_at, (std::map<int, int>{{2, 2}, {4, 2}, {8, 2}}));
+
+  // One budget at most: the search's or the whole campaign's.
+  auto both = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8", "--collectives", "bcast",
+       "--node-seconds", "50", "--total-node-seconds", "100", "--db", (dir_ / "both.db").string()},
+      {.timeout_s = 60});
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.stderr_text.find("give one node-second budget"), std::string::npos)
+      << both.stderr_text;
+}
+
 TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
   struct Case {
     std::vector<std::string> flags;
@@ -465,6 +512,8 @@ TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
             "--predict-up-to applies to a whole-cluster campaign, which needs several "
             "communicator sizes"},
            {{"--np", "4", "--node-seconds", "100"}, "--node-seconds applies to a whole-cluster"},
+           {{"--np", "4", "--total-node-seconds", "100"},
+            "--total-node-seconds applies to a whole-cluster"},
        }) {
     std::vector<std::string> args = {
         COLLTUNE_BINARY, "tune",  "--backend", "local",

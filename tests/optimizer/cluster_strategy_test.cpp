@@ -411,6 +411,34 @@ TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   EXPECT_FALSE(s->stop_reason().empty());
 }
 
+TEST(ClusterStrategy, KeepsTheReservedRunsOfTheDefaultOutOfTheNodeSecondBudget) {
+  // Sizes priced 1, 1 and 100 (no per-configuration prices): a reserve of 3 runs of the
+  // default at every size holds back 3 x 102 = 306 of 600 node-seconds; the search spends the
+  // rest (the last batch may cross it by one run), for both strategies.
+  for (const std::string name : {"bo-cluster", "nearest"}) {
+    auto o = options({4, 8, 64}, 60);
+    o.sizes[2].run_cost = 100;
+    o.sizes[0].run_cost = o.sizes[1].run_cost = 1;
+    o.budget_node_seconds = 600;
+    // bo-cluster's expected-improvement stop off: the budget alone ends the search.
+    if (name == "bo-cluster") o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};
+    auto spent_by = [&](int reserve_runs) {
+      o.reserve_runs = reserve_runs;
+      auto s = make_cluster_strategy(name, Collective::bcast, table(), o);
+      double spent = 0;
+      for (const auto& x : run(*s, 2)) spent += x.comm_size == 64 ? 100 : 1;
+      EXPECT_TRUE(s->done()) << name;
+      EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << name << ": " << s->stop_reason();
+      EXPECT_DOUBLE_EQ(s->run_price(64, TuningConfig{}), 100) << name;
+      return spent;
+    };
+    const double with_reserve = spent_by(3);
+    EXPECT_LE(with_reserve, 600 - 306 + 100) << name;
+    EXPECT_GT(with_reserve, 600 - 306 - 100) << name;
+    EXPECT_GT(spent_by(0), 600 - 100) << name << ": without a reserve it spends the budget";
+  }
+}
+
 // A reduce landscape written out by hand (not by the cost model): trees cost ~log2 P steps of
 // the message, a pipeline P - 1 + segments - 1 steps of a segment, and the linear reduce P - 1
 // steps of the whole buffer; 2 us and 0.3 ns/byte per step, with the default a binomial tree.

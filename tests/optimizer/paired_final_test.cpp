@@ -64,6 +64,36 @@ TEST(PairedFinal, TheCapIsNeverBelowOneLookOfTwoRoundsOfEveryNominee) {
   EXPECT_EQ(final_run_cap(0, 3, 0), 2);
 }
 
+TEST(PairedFinal, ACampaignBudgetReservesOneFirstLookPerSizeAndALookRunsOnlyWhenItFits) {
+  // Two rounds of the default and 2 nominees: 6 runs per size, at each size's price.
+  EXPECT_EQ(first_look_runs(2), 6);
+  EXPECT_DOUBLE_EQ(final_phase_reserve({1.0, 10.0, 100.0}, 2), 6 * 111.0);
+  EXPECT_DOUBLE_EQ(final_phase_reserve({}, 2), 0.0);
+  const FinalLookBudget budget{60, 10};                // 60 node-seconds left, 10 per run
+  EXPECT_TRUE(budget.fits(2, 3));                      // 60: just fits
+  EXPECT_FALSE(budget.fits(2, 4));                     // 80
+  EXPECT_FALSE(budget.fits(4, 2));                     // 80
+  EXPECT_FALSE((FinalLookBudget{-1, 10}.fits(1, 1)));  // overspent already
+  // A look leaves the first looks of the sizes after it (6 runs at 2 and at 3 node-seconds).
+  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {2, 3}, 2).left, 70);
+  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {}, 2).left, 100);
+  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {}, 2).run_price, 1);
+}
+
+TEST(PairedFinal, AShortBudgetTestsTheNomineesOfTheMostMessageSizesFirst) {
+  const TuningConfig a{1, 0, 0}, b{2, 0, 0}, c{3, 0, 0};
+  // b at 3 sizes, c at 2, a at 1.
+  const std::map<std::int64_t, TuningConfig> nominated{{4, a},  {8, b},  {16, b},
+                                                       {32, b}, {64, c}, {128, c}};
+  const std::set<TuningConfig> open{a, b, c};
+  // Two rounds, 1 node-second per run: the default and 3 nominees cost 8.
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {8, 1}), open);
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {7.9, 1}), (std::set<TuningConfig>{b, c}));
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {4, 1}), (std::set<TuningConfig>{b}));
+  EXPECT_TRUE(affordable_nominees(nominated, open, 2, {3.9, 1}).empty());
+  EXPECT_TRUE(affordable_nominees(nominated, {}, 2, {100, 1}).empty());
+}
+
 TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominatedFor) {
   const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
   const std::vector<std::int64_t> sizes = {4, 8};
@@ -121,6 +151,7 @@ class FixedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
+  double run_price(int, const TuningConfig&) const override { return 1; }
 
  private:
   std::vector<TuningConfig> observed_;
