@@ -297,11 +297,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // Candidates (optimizer/paired_final.h): one nominee per size among the strategy's
     // finalists, so the final phase never measures more configurations than the median
     // method's did.
-    SearchLatencies search_latency;
-    for (const auto& run : store_.runs_of_context(context.id, JobPurpose::search)) {
-      if (run.outcome != RunOutcome::ok) continue;
-      for (const auto& row : run.rows) search_latency[row.size][run.config].push_back(row.avg_us);
-    }
+    const SearchLatencies search_latency =
+        search_latencies(store_.runs_of_context(context.id, JobPurpose::search));
     const std::vector<Choice> recommended = strategy->recommend();
     std::map<std::int64_t, double> search_default_us;
     for (const auto& choice : recommended) {
@@ -309,7 +306,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       // The default's latency when the final phase does not measure it at this size: from the
       // search's runs that ended ok only (rows of an unparsable run are not trusted), so that a
       // size no valid run measured fails instead of reporting an untrusted figure.
-      auto at = search_latency.find(size);
+      const auto at = search_latency.find(size);
       if (at == search_latency.end() || at->second.empty()) continue;
       if (auto d = at->second.find(TuningConfig::default_decision()); d != at->second.end())
         search_default_us[size] = median(d->second);
@@ -358,7 +355,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       if (rounds == 0) break;
       if (look_budget) {
         const std::set<TuningConfig> paid =
-            affordable_nominees(nominated, open, rounds, look_budget());
+            affordable_nominees(nominated, open, rounds, look_budget(), data.jobs == 0);
         for (const auto& c : open)
           if (!paid.count(c)) unaffordable.insert(c);
         open = paid;

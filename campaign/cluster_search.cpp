@@ -4,11 +4,13 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_states.h"
 #include "campaign/context_request.h"
+#include "campaign/final_choice.h"
 #include "campaign/retune_warm_start.h"
 #include "campaign/search_jobs.h"
 #include "optimizer/cluster_strategy.h"
@@ -296,11 +298,17 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   }
 
   // The final phase of every measured size, as for a context of its own, smallest first. Under
-  // a budget for the whole campaign, a look runs only when it fits (final_look_budget), each
-  // run priced as the search priced its reserve: the strategy's price of the default there.
-  std::vector<double> run_price;
-  for (const auto& c : group)
-    run_price.push_back(strategy->run_price(c.comm_size, TuningConfig::default_decision()));
+  // a budget for the whole campaign (optimizer/paired_final.h): largest first (the dearest look
+  // is decided while the most is left), the first looks of the sizes not started yet planned
+  // together on what the campaign has left, each run priced as the search priced its reserve
+  // (the strategy's price of the default there); a size's nominees come from the search alone,
+  // so they are known before any final phase runs.
+  std::vector<std::size_t> order(group.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (total > 0) std::reverse(order.begin(), order.end());
+  std::vector<FirstLookCandidate> candidates(order.size());  // in `order`
+  std::vector<double> first_look(order.size(), 0.0);
+  std::vector<std::set<TuningConfig>> planned(order.size());
   auto group_node_seconds = [&] {
     double sum = 0;
     for (const auto& c : group)
@@ -308,8 +316,32 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
         sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
     return sum;
   };
-  for (std::size_t i = 0; i < group.size(); ++i) {
-    const ContextRecord& c = group[i];
+  if (total > 0) {
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const ContextRecord& c = group[order[k]];
+      FirstLookCandidate& candidate = candidates[k];
+      // Priced as whole runs, though a look measures its nominees' span only: the money this
+      // leaves pays for second looks, and it measured better (bench/README.md, "A budget for
+      // the whole campaign").
+      candidate.run_price = [&strategy, p = c.comm_size](std::int64_t, std::int64_t) {
+        return strategy->run_price(p, TuningConfig::default_decision());
+      };
+      if (c.state == ContextState::done || !store_.runs_of_context(c.id, JobPurpose::final).empty())
+        continue;  // its first look is done
+      ClusterSizeView view(*strategy, c.comm_size, 0, spec.cluster.min_confidence);
+      const std::vector<Choice> picks = view.recommend();
+      candidate.nominated =
+          final_nominees(picks, view.finalists(spec.final_candidates),
+                         search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
+                         SearchSpace(c.collective, c.comm_size, table_));
+      candidate.values = first_look_values(candidate.nominated, picks);
+    }
+    planned = plan_first_looks(candidates, total - group_node_seconds());
+    for (std::size_t k = 0; k < order.size(); ++k)
+      first_look[k] = look_cost(2, planned[k], candidates[k].nominated, candidates[k].run_price);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const ContextRecord& c = group[order[k]];
     if (c.state == ContextState::done) continue;
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
@@ -318,11 +350,11 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
     std::function<FinalLookBudget()> look_budget;
     if (total > 0)
-      look_budget = [&, i] {
-        const std::vector<double> after(run_price.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                        run_price.end());
-        return final_look_budget(total - group_node_seconds(), run_price[i], after,
-                                 spec.final_candidates);
+      look_budget = [&, k] {
+        const double after = std::accumulate(
+            first_look.begin() + static_cast<std::ptrdiff_t>(k) + 1, first_look.end(), 0.0);
+        return FinalLookBudget{total - group_node_seconds() - after, candidates[k].run_price,
+                               planned[k]};
       };
     EngineOutcome outcome;
     try {

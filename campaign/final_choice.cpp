@@ -75,6 +75,15 @@ std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
   return out;
 }
 
+SearchLatencies search_latencies(const std::vector<RunRecord>& search_runs) {
+  SearchLatencies out;
+  for (const auto& run : search_runs) {
+    if (run.outcome != RunOutcome::ok) continue;
+    for (const auto& row : run.rows) out[row.size][run.config].push_back(row.avg_us);
+  }
+  return out;
+}
+
 nlohmann::json paired_pick_json(
     std::int64_t msg_size, std::size_t size_index, const std::optional<TuningConfig>& candidate,
     const PairedFinalData& data,

@@ -38,9 +38,14 @@ SizePick choose_for_size(std::int64_t msg_size,
 #include <optional>
 
 #include "campaign/store.h"
+#include "optimizer/paired_final.h"
 #include "optimizer/paired_test.h"
 
 namespace colltune {
+
+// What the search measured at a context (its search runs that ended ok), per message size, per
+// configuration: where the paired final phase's nominees come from (final_nominees).
+SearchLatencies search_latencies(const std::vector<RunRecord>& search_runs);
 
 // A context's paired runs: in each job, round r (the run's repeat) of every candidate is paired
 // with round r of the default (configuration 0 of the alternating job).

@@ -82,6 +82,7 @@
 // own surrogate too; tried, not kept, docs/whole-cluster.md).
 #pragma once
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -140,9 +141,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  double run_price(int comm_size, const TuningConfig& config) const override {
-    return price(comm_size, config);
-  }
+  using ClusterStrategy::run_price;
+  double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
+                   std::int64_t max_size) const override;
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
@@ -234,8 +235,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.
-  std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
-                             const Eigen::MatrixXd& var) const;
+  // (Over the message sizes from min_size to max_size only, when given.)
+  std::vector<double> prices(
+      const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean, const Eigen::MatrixXd& var,
+      std::int64_t min_size = 0,
+      std::int64_t max_size = std::numeric_limits<std::int64_t>::max()) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).

@@ -62,8 +62,10 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  double run_price(int comm_size, const TuningConfig& config) const override {
-    return inner_->run_price(comm_size, config);
+  using ClusterStrategy::run_price;
+  double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
+                   std::int64_t max_size) const override {
+    return inner_->run_price(comm_size, config, min_size, max_size);
   }
 
   // What the warm start did so far: {remeasured: [{comm_size, configs}], reused_runs,

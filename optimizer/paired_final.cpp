@@ -1,6 +1,7 @@
 #include "optimizer/paired_final.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/stats.h"
@@ -45,28 +46,101 @@ int final_run_cap(int search_runs, int final_repeats, int nominees) {
 
 int first_look_runs(int nominees) { return 2 * (1 + nominees); }
 
-double final_phase_reserve(const std::vector<double>& run_prices, int nominees) {
-  double total = 0;
-  for (double price : run_prices) total += first_look_runs(nominees) * price;
-  return total;
+double look_cost(int rounds, const std::set<TuningConfig>& tested,
+                 const std::map<std::int64_t, TuningConfig>& nominated, const SpanPrice& price) {
+  const auto span = look_size_span(nominated, tested);
+  if (!span) return 0;
+  return static_cast<double>(rounds) * static_cast<double>(1 + tested.size()) *
+         price(span->first, span->second);
 }
 
-bool FinalLookBudget::fits(int rounds, int configs) const {
-  return static_cast<double>(rounds) * configs * run_price <= left;
+std::map<TuningConfig, double> first_look_values(
+    const std::map<std::int64_t, TuningConfig>& nominated, const std::vector<Choice>& picks) {
+  std::map<TuningConfig, double> out;
+  for (const auto& [size, config] : nominated) {
+    double gain = 0;
+    for (const auto& pick : picks)
+      if (pick.msg_size == size && pick.latency_us > 0 && std::isfinite(pick.default_us))
+        gain = std::max(0.0, pick.default_us / pick.latency_us - 1);
+    out[config] += gain + 0.001;
+  }
+  return out;
 }
 
-FinalLookBudget final_look_budget(double unspent, double run_price,
-                                  const std::vector<double>& prices_after, int nominees) {
-  return {unspent - final_phase_reserve(prices_after, nominees), run_price};
+std::vector<std::set<TuningConfig>> plan_first_looks(const std::vector<FirstLookCandidate>& sizes,
+                                                     double money) {
+  const std::size_t k_count = sizes.size();
+  // Each size's nominees, most valuable first: a size's look tests a prefix of them; the cost
+  // and the value of every prefix.
+  std::vector<std::vector<std::set<TuningConfig>>> prefix(k_count);
+  std::vector<std::vector<double>> cost(k_count), value(k_count);
+  double all = 0;
+  for (std::size_t k = 0; k < k_count; ++k) {
+    std::vector<std::pair<double, TuningConfig>> queue;
+    for (const auto& [config, v] : sizes[k].values) queue.push_back({-v, config});
+    std::sort(queue.begin(), queue.end());
+    std::set<TuningConfig> taken;
+    double sum = 0;
+    prefix[k].push_back({});
+    cost[k].push_back(0);
+    value[k].push_back(0);
+    for (const auto& [minus_value, config] : queue) {
+      taken.insert(config);
+      sum += -minus_value;
+      prefix[k].push_back(taken);
+      cost[k].push_back(look_cost(2, taken, sizes[k].nominated, sizes[k].run_price));
+      value[k].push_back(sum);
+    }
+    all += cost[k].back();
+  }
+  std::vector<std::set<TuningConfig>> plan(k_count);
+  if (all <= money) {
+    for (std::size_t k = 0; k < k_count; ++k) plan[k] = prefix[k].back();
+    return plan;
+  }
+  if (!(money > 0)) return plan;
+  // The most value within the money: a knapsack over the sizes' prefixes, the money in 1000
+  // units, each look's cost rounded up (so the plan never costs more).
+  constexpr int kUnits = 1000;
+  const double unit = money / kUnits;
+  auto units = [&](double c) { return std::ceil(c / unit - 1e-9); };
+  std::vector<double> best(kUnits + 1, 0);  // most value within b units, sizes so far
+  std::vector<std::vector<int>> chosen(k_count, std::vector<int>(kUnits + 1, 0));
+  for (std::size_t k = 0; k < k_count; ++k) {
+    std::vector<double> next = best;
+    for (std::size_t m = 1; m < prefix[k].size(); ++m) {
+      if (units(cost[k][m]) > kUnits) continue;
+      const int u = static_cast<int>(units(cost[k][m]));
+      for (int b = kUnits; b >= u; --b)
+        if (best[b - u] + value[k][m] > next[b]) {
+          next[b] = best[b - u] + value[k][m];
+          chosen[k][b] = static_cast<int>(m);
+        }
+    }
+    best = std::move(next);
+  }
+  int b = kUnits;
+  for (std::size_t k = k_count; k-- > 0;) {
+    const int m = chosen[k][b];
+    if (m == 0) continue;
+    plan[k] = prefix[k][static_cast<std::size_t>(m)];
+    b -= static_cast<int>(units(cost[k][static_cast<std::size_t>(m)]));
+  }
+  return plan;
 }
 
 std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
                                            const std::set<TuningConfig>& open, int rounds,
-                                           const FinalLookBudget& budget) {
-  const int configs = static_cast<int>(open.size()) + 1;
-  if (budget.fits(rounds, configs)) return open;
+                                           const FinalLookBudget& budget, bool first) {
+  std::set<TuningConfig> candidates;
+  for (const auto& c : open)
+    if (!first || budget.planned.count(c)) candidates.insert(c);
+  auto fits = [&](const std::set<TuningConfig>& tested) {
+    return look_cost(rounds, tested, nominated, budget.run_price) <= budget.left;
+  };
+  if (fits(candidates)) return candidates;
   std::vector<std::pair<int, TuningConfig>> by_sizes;  // (-message sizes, nominee)
-  for (const auto& nominee : open) {
+  for (const auto& nominee : candidates) {
     int sizes = 0;
     for (const auto& [size, config] : nominated) sizes += config == nominee;
     by_sizes.push_back({-sizes, nominee});
@@ -74,8 +148,9 @@ std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningCo
   std::sort(by_sizes.begin(), by_sizes.end());
   std::set<TuningConfig> out;
   for (const auto& [minus_sizes, nominee] : by_sizes) {
-    if (!budget.fits(rounds, static_cast<int>(out.size()) + 2)) break;
-    out.insert(nominee);
+    std::set<TuningConfig> more = out;
+    more.insert(nominee);
+    if (fits(more)) out = std::move(more);
   }
   return out;
 }

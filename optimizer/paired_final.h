@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -45,34 +46,58 @@ int final_run_cap(int search_runs, int final_repeats, int nominees);
 // nominees, the fewest that can prove anything (final_run_cap's floor).
 int first_look_runs(int nominees);
 
-// A node-second budget over the whole campaign (whole-cluster: cluster.total_node_seconds,
-// docs/whole-cluster.md) holds back, before the search, one first look of `nominees` nominees
-// at every listed size, each run priced at that size's `run_prices` entry (node-seconds of one
-// run); the search gets the rest.
-double final_phase_reserve(const std::vector<double>& run_prices, int nominees);
+// A node-second budget over a whole campaign (whole-cluster: cluster.total_node_seconds,
+// docs/whole-cluster.md): the search holds back one first look at every listed size; when it
+// ends, the first looks of all sizes are planned together (plan_first_looks), and each size's
+// final phase runs its planned first look, then further looks while they fit beside the
+// planned first looks of the sizes still to come.
 
-// What a look at one size may spend under such a budget (`left`) and what one of its runs costs
-// (`run_price`, priced as a whole run at this size: a look over fewer message sizes costs
-// less).
-struct FinalLookBudget {
-  double left = 0;
-  double run_price = 0;
-  bool fits(int rounds, int configs) const;
+// The node-seconds one run at a size costs over the message sizes from `min_size` to
+// `max_size` (what a look measures: look_size_span).
+using SpanPrice = std::function<double(std::int64_t min_size, std::int64_t max_size)>;
+
+// The node-seconds of a look of `rounds` rounds testing `tested` (with the default), over the
+// span of the message sizes they are nominated at; 0 when nothing is tested.
+double look_cost(int rounds, const std::set<TuningConfig>& tested,
+                 const std::map<std::int64_t, TuningConfig>& nominated, const SpanPrice& price);
+
+// One size's first look to plan: its run price, its nominees (message size -> nominee) and
+// what testing each is worth (first_look_values).
+struct FirstLookCandidate {
+  SpanPrice run_price;
+  std::map<std::int64_t, TuningConfig> nominated;
+  std::map<TuningConfig, double> values;
 };
 
-// The budget of a look at one size, the sizes' final phases running one after the other,
-// smallest first: what the campaign has not spent yet (`unspent`) less the first looks of the
-// sizes after this one (`prices_after`: one run's price at each; `nominees` nominees each).
-FinalLookBudget final_look_budget(double unspent, double run_price,
-                                  const std::vector<double>& prices_after, int nominees);
+// What testing each nominee of one size is worth: the sum, over the message sizes it is
+// nominated at, of the gain the strategy predicts there (`picks`: its default estimate over
+// its pick's, less 1; what keeping the default would cost if the pick is right), plus 0.001
+// per message size, so that among equal predictions more cells count more.
+std::map<TuningConfig, double> first_look_values(
+    const std::map<std::int64_t, TuningConfig>& nominated, const std::vector<Choice>& picks);
 
-// The `open` nominees a look of `rounds` rounds tests under `budget`: all of them when the look
-// fits, else as many as fit beside the default, those nominated at the most message sizes
-// first (`nominated`); none when not even one does. A nominee left out stays untested and the
-// default stands at its sizes.
+// The nominees each size's first look tests when `money` node-seconds must pay for them all:
+// every one when all fit; else those worth the most within the money, each size's look testing
+// its most valuable nominees first (a knapsack over the sizes, each look priced by look_cost).
+// A nominee left out stays untested and the default stands at its message sizes.
+std::vector<std::set<TuningConfig>> plan_first_looks(const std::vector<FirstLookCandidate>& sizes,
+                                                     double money);
+
+// What a look at one size may spend (`left`: what the campaign has not spent yet, less the
+// planned first looks of the sizes still to come), its run price, and the nominees its
+// planned first look tests.
+struct FinalLookBudget {
+  double left = 0;
+  SpanPrice run_price;
+  std::set<TuningConfig> planned;
+};
+
+// The `open` nominees a look of `rounds` rounds tests under `budget`: on the first look
+// (`first`) the planned ones only; of those, all when the look fits, else as many as fit, those
+// nominated at the most message sizes first (`nominated`); none when not even one does.
 std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
                                            const std::set<TuningConfig>& open, int rounds,
-                                           const FinalLookBudget& budget);
+                                           const FinalLookBudget& budget, bool first);
 
 // The message sizes a look measures: from the smallest to the largest size an `open` nominee
 // is nominated for (nullopt when none is). Outside that span the default stands whatever a run

@@ -20,6 +20,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 #include "bench/optimizer/landscape.h"
@@ -770,21 +771,46 @@ int main(int argc, char** argv) {
         }
         // What the campaign writes at each listed size: the final phase's proven picks (the
         // campaign's ClusterSizeView: the ungated picks and the finalists of that size), or with
-        // --final none the gated picks of recommend().
-        // Under a budget for the whole campaign, one run's price at each size, as the engine
-        // prices its looks: the strategy's price of the default there.
-        std::vector<double> run_price;
-        for (int p : sizes) run_price.push_back(strategy->run_price(p, TuningConfig{}));
+        // --final none the gated picks of recommend(). Under a budget for the whole campaign
+        // the final phases run largest first, as the engine's do then.
+        std::vector<int> order = sizes;
+        if (whole_campaign) std::reverse(order.begin(), order.end());
         const auto picks = strategy->recommend(sizes, paired ? 0.0 : min_confidence);
         const auto gated = unverified_above > 0 && paired
                                ? strategy->recommend(sizes, min_confidence)
                                : std::vector<ClusterChoice>{};
-        for (int p : sizes) {
+        auto choices_at = [&](const std::vector<ClusterChoice>& from, int p) {
+          std::vector<Choice> out;
+          for (const auto& k : from)
+            if (k.comm_size == p) out.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          return out;
+        };
+        // In `order`, as the engine plans them: one run's price at each size (the default's)
+        // and its planned first look (its nominees come from the search).
+        std::vector<FirstLookCandidate> candidates(order.size());
+        std::vector<double> first_look(order.size(), 0.0);
+        std::vector<std::set<TuningConfig>> planned(order.size());
+        if (whole_campaign) {
+          for (std::size_t k = 0; k < order.size(); ++k) {
+            const int p = order[k];
+            candidates[k].run_price = [&strategy, p](std::int64_t, std::int64_t) {
+              return strategy->run_price(p, TuningConfig{});  // whole runs, as the engine
+            };
+            if (paired && unverified_above > 0 && p > unverified_above) continue;
+            const std::vector<Choice> at_p = choices_at(picks, p);
+            candidates[k].nominated =
+                final_nominees(at_p, cluster_final_candidates(*strategy, p, 2, min_confidence),
+                               search_latency[p], SearchSpace(*collective, p, table));
+            candidates[k].values = first_look_values(candidates[k].nominated, at_p);
+          }
+          planned = plan_first_looks(candidates, budget_node_seconds - c.node_seconds);
+          for (std::size_t k = 0; k < order.size(); ++k)
+            first_look[k] =
+                look_cost(2, planned[k], candidates[k].nominated, candidates[k].run_price);
+        }
+        for (int p : order) {
           const bool unverified = paired && unverified_above > 0 && p > unverified_above;
-          std::vector<Choice> choices;
-          for (const auto& k : unverified ? gated : picks)
-            if (k.comm_size == p)
-              choices.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
+          std::vector<Choice> choices = choices_at(unverified ? gated : picks, p);
           if (unverified) {
             const SearchSpace space(*collective, p, table);
             for (const auto& k : choices) {
@@ -799,13 +825,14 @@ int main(int argc, char** argv) {
             bench::PairedFinalOptions po;
             po.cost = cost;
             if (whole_campaign) {
-              const auto at = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), p) -
-                                                       sizes.begin());
+              const auto at = static_cast<std::size_t>(std::find(order.begin(), order.end(), p) -
+                                                       order.begin());
               po.unspent_node_seconds = budget_node_seconds - c.node_seconds;
               po.nodes = nodes(p);
-              po.run_price = run_price[at];
-              po.prices_after.assign(run_price.begin() + static_cast<std::ptrdiff_t>(at) + 1,
-                                     run_price.end());
+              po.run_price = candidates[at].run_price;
+              po.planned = planned[at];
+              po.reserved_after = std::accumulate(
+                  first_look.begin() + static_cast<std::ptrdiff_t>(at) + 1, first_look.end(), 0.0);
             }
             const bench::PairedFinalDraw fin =
                 bench::draw_paired_final(land.at(p), space, choices,

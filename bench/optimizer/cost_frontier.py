@@ -5,10 +5,12 @@ every listed size verified and with the largest listed size left to the model's 
 simulated clusters and all four collectives. One table row per (cluster, collective, setting),
 seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
 
-usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS]
+usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total]
   e.g. cost_frontier.py build /tmp/cluster/cache 0.25,0.20,0.15 5
-BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds). The bench is run as
-an argv vector, never through a shell.
+BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
+--total-budget values instead (a budget for the whole campaign, search and final phases, as a
+fraction of (a)'s node-seconds; every listed size verified, bench/README.md "A budget for the
+whole campaign"). The bench is run as an argv vector, never through a shell.
 """
 import json
 import statistics
@@ -25,6 +27,7 @@ COLLECTIVES = ["allreduce", "reduce", "bcast", "gather"]
 A = "per-size bo (a)"
 B = "nearest (b), equal cost, smallest first"
 C = "bo-cluster (c), node-s budget"
+C_TOTAL = "bo-cluster (c), total node-s budget"
 
 
 def mean_of(rows, method, key):
@@ -33,22 +36,27 @@ def mean_of(rows, method, key):
 
 
 def main():
-    if len(sys.argv) < 4:
+    args = [a for a in sys.argv[1:] if a != "--total"]
+    total = len(args) < len(sys.argv) - 1
+    if len(args) < 3:
         sys.exit(__doc__)
-    build, cache, budgets = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-    seeds = sys.argv[4] if len(sys.argv) > 4 else "5"
+    build, cache, budgets = args[0], args[1], args[2].split(",")
+    seeds = args[3] if len(args) > 3 else "5"
+    c_method = C_TOTAL if total else C
     bench = f"{build}/bench/optimizer/colltune-bench-cluster"
-    print("| cluster | collective | search budget | top size | (a) regret %, node-s "
+    print("| cluster | collective | " + ("total budget" if total else "search budget")
+          + " | top size | (a) regret %, node-s "
           "| (c) regret %, x (a) | (c) node-s, % of (a) (search) | (b)/(c) "
-          "| unverified cells > 5 % slower |")
+          + ("| nominated cells left untested |" if total else "| unverified cells > 5 % slower |"))
     print("|---|---|---|---|---|---|---|---|---|")
     for profile, (sizes, ppn, top) in PROFILES.items():
         for collective in COLLECTIVES:
             for budget in budgets:
-                for unverified in ("0", top):
+                for unverified in ("0",) if total else ("0", top):
                     argv = [bench, "--sim", profile, "--collective", collective,
                             "--comm-sizes", sizes, "--ppn", ppn, "--seeds", seeds,
-                            "--cache-dir", cache, "--cluster-budget", budget,
+                            "--cache-dir", cache,
+                            "--total-budget" if total else "--cluster-budget", budget,
                             "--unverified-above", unverified]
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
@@ -57,10 +65,16 @@ def main():
                             if line.startswith("{")]
                     a_regret, a_ns = mean_of(rows, A, "regret_mean"), mean_of(rows, A, "node_seconds")
                     b_regret = mean_of(rows, B, "regret_mean")
-                    c_regret = mean_of(rows, C, "regret_mean")
-                    c_ns, c_search = mean_of(rows, C, "node_seconds"), mean_of(rows, C, "search_node_seconds")
-                    cells = sum(r.get("unverified_cells", 0) for r in rows if r["method"] == C)
-                    slower = sum(r.get("unverified_slower_cells", 0) for r in rows if r["method"] == C)
+                    c_regret = mean_of(rows, c_method, "regret_mean")
+                    c_ns = mean_of(rows, c_method, "node_seconds")
+                    c_search = mean_of(rows, c_method, "search_node_seconds")
+                    mine = [r for r in rows if r["method"] == c_method]
+                    if total:  # nominated cells the budget could not pay to test
+                        cells = sum(r.get("nominated_cells", 0) for r in mine)
+                        slower = sum(r.get("untested_cells", 0) for r in mine)
+                    else:
+                        cells = sum(r.get("unverified_cells", 0) for r in mine)
+                        slower = sum(r.get("unverified_slower_cells", 0) for r in mine)
                     print(f"| {profile} | {collective} | {budget} "
                           f"| {'verified' if unverified == '0' else 'gated'} "
                           f"| {100 * a_regret:.2f}, {a_ns:.0f} "

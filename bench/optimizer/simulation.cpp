@@ -270,10 +270,12 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
         next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
     if (rounds == 0) break;
     if (options.unspent_node_seconds) {
-      const FinalLookBudget budget =
-          final_look_budget(*options.unspent_node_seconds - out.benchmark_seconds * options.nodes,
-                            options.run_price, options.prices_after, options.reserved_nominees);
-      const std::set<TuningConfig> paid = affordable_nominees(nominated, open, rounds, budget);
+      const FinalLookBudget budget{*options.unspent_node_seconds -
+                                       out.benchmark_seconds * options.nodes -
+                                       options.reserved_after,
+                                   options.run_price, options.planned};
+      const std::set<TuningConfig> paid =
+          affordable_nominees(nominated, open, rounds, budget, out.looks == 0);
       for (const auto& c : open)
         if (!paid.count(c)) unaffordable.insert(c);
       open = paid;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,13 +74,14 @@ struct PairedFinalOptions {
   BenchmarkCost cost;
   // A budget for the whole campaign (the engine's cluster.total_node_seconds, the same rules:
   // final_look_budget, affordable_nominees): the node-seconds not spent when this size's phase
-  // starts (unset = no budget), the nodes a run here holds, the price of one run here and at
-  // each size whose phase comes after, and the nominees reserved per size.
+  // starts (unset = no budget), the nodes a run here holds, the price of one run here, the
+  // node-seconds of the planned first looks of the sizes whose phase comes after, and the
+  // nominees this size's planned first look tests (plan_first_looks).
   std::optional<double> unspent_node_seconds;
   double nodes = 1;
-  double run_price = 0;
-  std::vector<double> prices_after;
-  int reserved_nominees = 2;
+  SpanPrice run_price;
+  double reserved_after = 0;
+  std::set<TuningConfig> planned;
 };
 struct PairedFinalDraw {
   std::vector<Choice> choices;  // one per landscape message size

@@ -64,34 +64,81 @@ TEST(PairedFinal, TheCapIsNeverBelowOneLookOfTwoRoundsOfEveryNominee) {
   EXPECT_EQ(final_run_cap(0, 3, 0), 2);
 }
 
-TEST(PairedFinal, ACampaignBudgetReservesOneFirstLookPerSizeAndALookRunsOnlyWhenItFits) {
-  // Two rounds of the default and 2 nominees: 6 runs per size, at each size's price.
+// A run price of 1 node-second per message size measured (sizes 4, 8, 16, ... bytes).
+SpanPrice per_size_price() {
+  return [](std::int64_t lo, std::int64_t hi) {
+    double sizes = 0;
+    for (std::int64_t m = 4; m <= hi; m *= 2) sizes += m >= lo;
+    return sizes;
+  };
+}
+
+TEST(PairedFinal, ALookCostsItsRunsOverTheSpanOfItsNominees) {
+  const TuningConfig a{1, 0, 0}, b{2, 0, 0};
+  const std::map<std::int64_t, TuningConfig> nominated{{4, a}, {8, a}, {64, b}};
   EXPECT_EQ(first_look_runs(2), 6);
-  EXPECT_DOUBLE_EQ(final_phase_reserve({1.0, 10.0, 100.0}, 2), 6 * 111.0);
-  EXPECT_DOUBLE_EQ(final_phase_reserve({}, 2), 0.0);
-  const FinalLookBudget budget{60, 10};                // 60 node-seconds left, 10 per run
-  EXPECT_TRUE(budget.fits(2, 3));                      // 60: just fits
-  EXPECT_FALSE(budget.fits(2, 4));                     // 80
-  EXPECT_FALSE(budget.fits(4, 2));                     // 80
-  EXPECT_FALSE((FinalLookBudget{-1, 10}.fits(1, 1)));  // overspent already
-  // A look leaves the first looks of the sizes after it (6 runs at 2 and at 3 node-seconds).
-  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {2, 3}, 2).left, 70);
-  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {}, 2).left, 100);
-  EXPECT_DOUBLE_EQ(final_look_budget(100, 1, {}, 2).run_price, 1);
+  // a alone: 2 rounds x (default + a) x 2 sizes (4-8 B).
+  EXPECT_DOUBLE_EQ(look_cost(2, {a}, nominated, per_size_price()), 8);
+  // a and b: 2 x 3 runs over 4-64 B (5 sizes).
+  EXPECT_DOUBLE_EQ(look_cost(2, {a, b}, nominated, per_size_price()), 30);
+  EXPECT_DOUBLE_EQ(look_cost(2, {}, nominated, per_size_price()), 0);
 }
 
 TEST(PairedFinal, AShortBudgetTestsTheNomineesOfTheMostMessageSizesFirst) {
   const TuningConfig a{1, 0, 0}, b{2, 0, 0}, c{3, 0, 0};
-  // b at 3 sizes, c at 2, a at 1.
+  // b at 3 sizes, c at 2, a at 1 (4-128 B).
   const std::map<std::int64_t, TuningConfig> nominated{{4, a},  {8, b},  {16, b},
                                                        {32, b}, {64, c}, {128, c}};
   const std::set<TuningConfig> open{a, b, c};
+  const SpanPrice flat = [](std::int64_t, std::int64_t) { return 1.0; };
   // Two rounds, 1 node-second per run: the default and 3 nominees cost 8.
-  EXPECT_EQ(affordable_nominees(nominated, open, 2, {8, 1}), open);
-  EXPECT_EQ(affordable_nominees(nominated, open, 2, {7.9, 1}), (std::set<TuningConfig>{b, c}));
-  EXPECT_EQ(affordable_nominees(nominated, open, 2, {4, 1}), (std::set<TuningConfig>{b}));
-  EXPECT_TRUE(affordable_nominees(nominated, open, 2, {3.9, 1}).empty());
-  EXPECT_TRUE(affordable_nominees(nominated, {}, 2, {100, 1}).empty());
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {8, flat, {}}, false), open);
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {7.9, flat, {}}, false),
+            (std::set<TuningConfig>{b, c}));
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {4, flat, {}}, false),
+            (std::set<TuningConfig>{b}));
+  EXPECT_TRUE(affordable_nominees(nominated, open, 2, {3.9, flat, {}}, false).empty());
+  EXPECT_TRUE(affordable_nominees(nominated, {}, 2, {100, flat, {}}, false).empty());
+  // Priced by span, a narrower pair fits where a wider one does not: b (8-32 B) with c
+  // (64-128 B) spans 5 sizes (2 x 3 x 5 = 30), b with a 4 (2 x 3 x 4 = 24).
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {24, per_size_price(), {}}, false),
+            (std::set<TuningConfig>{a, b}));
+  // A first look tests what the plan gave it, and no more, however much is left.
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {100, flat, {a, c}}, true),
+            (std::set<TuningConfig>{a, c}));
+  EXPECT_EQ(affordable_nominees(nominated, open, 2, {4, flat, {a, c}}, true),
+            (std::set<TuningConfig>{c}));
+}
+
+TEST(PairedFinal, ANomineeIsWorthTheGainsPredictedWhereItIsNominated) {
+  const TuningConfig a{1, 0, 0}, b{2, 0, 0};
+  const std::map<std::int64_t, TuningConfig> nominated{{4, a}, {8, a}, {16, b}};
+  // The strategy's estimates: 2x at 4 B, none at 8 B, unknown default at 16 B.
+  const std::vector<Choice> picks{{4, a, 1.0, 2.0}, {8, a, 1.0, 0.9}, {16, b, 1.0, std::nan("")}};
+  const auto values = first_look_values(nominated, picks);
+  EXPECT_NEAR(values.at(a), 1.0 + 0.002, 1e-12);
+  EXPECT_NEAR(values.at(b), 0.001, 1e-12);
+}
+
+TEST(PairedFinal, TheFirstLooksArePlannedTogetherForTheMostValueWithinTheMoney) {
+  const TuningConfig a{1, 0, 0}, b{2, 0, 0}, c{3, 0, 0};
+  // A dear size (10 node-seconds a run) with one nominee worth 4, and a cheap one (1 a run)
+  // with two, worth 3 and 1.
+  const auto flat = [](double price) -> SpanPrice {
+    return [price](std::int64_t, std::int64_t) { return price; };
+  };
+  const std::vector<FirstLookCandidate> sizes{{flat(10), {{4, a}}, {{a, 4}}},
+                                              {flat(1), {{4, b}, {8, c}}, {{b, 3}, {c, 1}}}};
+  // Everything fits in 40 + 6: all of it.
+  EXPECT_EQ(plan_first_looks(sizes, 46), (std::vector<std::set<TuningConfig>>{{a}, {b, c}}));
+  // 45: the dear look (4 for 40) and the cheap one's first nominee (3 for 4) are worth 7; a
+  // per-node-second greedy would take the cheap size's two (4 for 6) and then could not afford
+  // the dear look.
+  EXPECT_EQ(plan_first_looks(sizes, 45), (std::vector<std::set<TuningConfig>>{{a}, {b}}));
+  // 39: the dear look does not fit; the cheap size gets both.
+  EXPECT_EQ(plan_first_looks(sizes, 39), (std::vector<std::set<TuningConfig>>{{}, {b, c}}));
+  EXPECT_EQ(plan_first_looks(sizes, 3), (std::vector<std::set<TuningConfig>>{{}, {}}));
+  EXPECT_TRUE(plan_first_looks({}, 10).empty());
 }
 
 TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominatedFor) {
@@ -151,7 +198,9 @@ class FixedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
-  double run_price(int, const TuningConfig&) const override { return 1; }
+  double run_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
+    return 1;
+  }
 
  private:
   std::vector<TuningConfig> observed_;

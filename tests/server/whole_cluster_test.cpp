@@ -130,6 +130,13 @@ TEST(ClusterSpec, ParsesRoundTripsAndKeepsOldSpecsValid) {
   auto low = cluster_spec_json({2, 4});
   low["cluster"]["min_confidence"] = 0.2;
   EXPECT_NE(refusal([&] { parse_campaign_spec(low); }).find("min_confidence"), std::string::npos);
+  auto two_budgets = cluster_spec_json({2, 4});
+  two_budgets["cluster"]["budget_node_seconds"] = 50;
+  two_budgets["cluster"]["total_node_seconds"] = 100;
+  EXPECT_NE(refusal([&] { parse_campaign_spec(two_budgets); }).find("give one node-second budget"),
+            std::string::npos);
+  two_budgets["cluster"].erase("budget_node_seconds");
+  EXPECT_EQ(parse_campaign_spec(two_budgets).cluster.total_node_seconds, 100);
 }
 
 // ---- the fallback strategy ----
@@ -599,6 +606,47 @@ TEST_F(WholeCluster, AnInterruptedCampaignResumesWithoutLosingOrRepeatingRuns) {
     for (std::int64_t m : osu_message_sizes(Collective::bcast, spec.min_size, spec.max_size))
       EXPECT_EQ(configured_choice(read.model, Collective::bcast, p, m, read.semantics),
                 p > 8 ? TuningConfig::default_decision() : intended(id, Collective::bcast, p, m));
+}
+
+TEST_F(WholeCluster, ACampaignInterruptedInItsFinalPhasesUnderATotalBudgetResumesWithinIt) {
+  // A budget for the whole campaign (search and final phases), interrupted in the middle of
+  // its final phases: the resume plans the first looks of the sizes not started on what is
+  // left, and the campaign still keeps to its budget and writes a valid file.
+  nlohmann::json spec_json = cluster_spec_json({2, 4, 8});
+  spec_json["cluster"]["strategy"] = "bo-cluster";
+  spec_json["cluster"]["total_node_seconds"] = 60;
+  spec_json.erase("budget");
+  const CampaignSpec spec = parse_campaign_spec(spec_json);
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  CancelFlag cancel;
+  int final_jobs = 0;
+  {
+    StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json& p) {
+      if (type == "job_started" && p.value("purpose", std::string()) == "final" &&
+          ++final_jobs == 2)
+        cancel.cancel();
+    });
+    CampaignEngine engine(*store_, *backend_, table_, &events);
+    ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
+  }
+  ASSERT_EQ(final_jobs, 2) << "interrupted in the final phases";
+  CancelFlag go_on;
+  CampaignEngine engine(*store_, *backend_, table_);
+  ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+  for (const auto& group : cluster_groups(store_->contexts(id))) {
+    double spent = 0;
+    int final_runs = 0;
+    for (const auto& c : group)
+      for (const auto& run : store_->runs_of_context(c.id)) {
+        spent += observed_seconds(run.provenance) * std::max(1, c.nodes);
+        final_runs += run.purpose == JobPurpose::final;
+      }
+    EXPECT_LE(spent, 60.0) << name(group.front().collective);
+    EXPECT_GT(final_runs, 0) << name(group.front().collective);
+  }
+  const RulesStageResult stage = rules(id, "classic");
+  ASSERT_TRUE(stage.error.empty()) << stage.error;
+  EXPECT_TRUE(read_rules_text(stage.content, RulesDialect::ompi_4_1).loaded);
 }
 
 TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
