@@ -258,18 +258,6 @@ double ClusterBayesStrategy::price(int comm_size, const TuningConfig& config) co
   return prices({{comm_size, c}}, mean, var).front();
 }
 
-double ClusterBayesStrategy::run_price(int comm_size, const TuningConfig& config,
-                                       std::int64_t min_size, std::int64_t max_size) const {
-  // As price(), over the span: before any run the planned price of the whole run.
-  const TuningConfig c = space_at(comm_size).canonical(config);
-  if (!prices_configurations()) return run_cost(comm_size);
-  auto gp = pricing_model();
-  if (!gp) return planned_price(comm_size, c);
-  Eigen::MatrixXd mean, var;
-  gp->predict(rows_for(*gp, {{comm_size, c}}), &mean, &var);
-  return prices({{comm_size, c}}, mean, var, min_size, max_size).front();
-}
-
 double ClusterBayesStrategy::planned_price(int comm_size, const TuningConfig& config) const {
   if (!cost_model_on()) return run_cost(comm_size);
   const double seconds = modelled_run_seconds(comm_size, config, typical_machine_coefficients());
@@ -503,8 +491,7 @@ std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) co
 
 std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
                                                  const Eigen::MatrixXd& mean,
-                                                 const Eigen::MatrixXd& var, std::int64_t min_size,
-                                                 std::int64_t max_size) const {
+                                                 const Eigen::MatrixXd& var) const {
   const bool per_config = prices_configurations();
   const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
   std::vector<double> out(pairs.size());
@@ -516,9 +503,8 @@ std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
     }
     double seconds = overhead.at(comm);
     for (int s = 0; s < mean.cols(); ++s)
-      if (options_.msg_sizes[s] >= min_size && options_.msg_sizes[s] <= max_size)
-        seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
-                   std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
+      seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
+                 std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
     out[i] = std::max(seconds, 1e-9) * nodes_of(comm);
   }
   return out;

@@ -49,7 +49,9 @@
 //    fits = stop ("budget: node-seconds").
 //  - Budget accounting: spent = sum over the observed runs of Evaluation::seconds x nodes(P)
 //    (the size's price for a run reporting 0 seconds); a pending run counts at the price it
-//    had when it was picked (the size's price for design runs, made before any model).
+//    had when it was picked (the size's price for design runs, made before any model). With
+//    reserve_runs, the budget the search may spend is budget_node_seconds less that many runs
+//    of the default at every size, at the current prices (search_budget()).
 //  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
 //    nothing usable has been observed yet (the whole design pending), random pairs: an empty
 //    answer means "nothing more to ask".
@@ -141,9 +143,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  using ClusterStrategy::run_price;
-  double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
-                   std::int64_t max_size) const override;
+  double run_price(int comm_size, const TuningConfig& config) const override {
+    return price(comm_size, config);
+  }
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
@@ -235,11 +237,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.
-  // (Over the message sizes from min_size to max_size only, when given.)
-  std::vector<double> prices(
-      const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean, const Eigen::MatrixXd& var,
-      std::int64_t min_size = 0,
-      std::int64_t max_size = std::numeric_limits<std::int64_t>::max()) const;
+  std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
+                             const Eigen::MatrixXd& var) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).

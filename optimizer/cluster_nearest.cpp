@@ -53,9 +53,8 @@ double NearestClusterStrategy::cost_of(const ClusterSize& size) const {
   return size.run_cost > 0 ? size.run_cost : double(size.comm_size);
 }
 
-double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config,
-                                         std::int64_t min_size, std::int64_t max_size) const {
-  (void)config, (void)min_size, (void)max_size;
+double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config) const {
+  (void)config;
   for (const auto& size : options_.sizes)
     if (size.comm_size == comm_size) return cost_of(size);
   return cost_of({comm_size, 1, 0, 0});

@@ -44,11 +44,8 @@ class NearestClusterStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  // The size's price, whatever the configuration and message sizes (this strategy prices
-  // sizes only).
-  using ClusterStrategy::run_price;
-  double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
-                   std::int64_t max_size) const override;
+  // The size's price, whatever the configuration (this strategy prices sizes only).
+  double run_price(int comm_size, const TuningConfig& config) const override;
 
  private:
   // What one measured size tells at one message size.

@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -111,15 +110,8 @@ class ClusterStrategy {
   virtual int max_evaluations() const { return 0; }
 
   // The node-seconds one run of `config` at `comm_size` (one of options.sizes) is expected to
-  // cost when it measures the message sizes from `min_size` to `max_size` only (a final look's
-  // span): the price the strategy charges its budget for a run, learnt from the runs it
-  // observed. A strategy that cannot tell message sizes apart prices the whole run.
-  virtual double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
-                           std::int64_t max_size) const = 0;
-  // The same for a run over every message size.
-  double run_price(int comm_size, const TuningConfig& config) const {
-    return run_price(comm_size, config, 0, std::numeric_limits<std::int64_t>::max());
-  }
+  // cost: the price the strategy charges its budget for it, learnt from the runs it observed.
+  virtual double run_price(int comm_size, const TuningConfig& config) const = 0;
 
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;

@@ -62,10 +62,8 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  using ClusterStrategy::run_price;
-  double run_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
-                   std::int64_t max_size) const override {
-    return inner_->run_price(comm_size, config, min_size, max_size);
+  double run_price(int comm_size, const TuningConfig& config) const override {
+    return inner_->run_price(comm_size, config);
   }
 
   // What the warm start did so far: {remeasured: [{comm_size, configs}], reused_runs,

@@ -198,9 +198,7 @@ class FixedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
-  double run_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
-    return 1;
-  }
+  double run_price(int, const TuningConfig&) const override { return 1; }
 
  private:
   std::vector<TuningConfig> observed_;
