@@ -141,6 +141,12 @@ static void write_trace(int rank, int world_size) {
   } else {
     dir = NULL;
   }
+  /* To stderr, every rank's trace leaves in one write(2): the ranks share mpirun's stderr, and a
+     line written in pieces could interleave with another rank's. */
+  char *text = NULL;
+  size_t text_size = 0;
+  FILE *mem = dir == NULL ? open_memstream(&text, &text_size) : NULL;
+  if (mem != NULL) out = mem;
   fprintf(out, "# colltune-trace 1 rank=%d world_size=%d pid=%ld dropped=%d\n", rank, world_size,
           (long)getpid(), records_dropped);
   for (int i = 0; i < record_count; ++i) {
@@ -155,6 +161,17 @@ static void write_trace(int rank, int world_size) {
   if (dir != NULL) {
     /* Readers list the directory: publish the file complete or not at all. */
     if (fclose(out) == 0) rename(tmp_path, path);
+  } else if (mem != NULL) {
+    if (fclose(mem) == 0) {
+      size_t done = 0;
+      while (done < text_size) {
+        ssize_t n = write(STDERR_FILENO, text + done, text_size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += (size_t)n;
+      }
+    }
+    free(text);
   } else {
     fflush(out);
   }
