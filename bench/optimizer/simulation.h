@@ -73,7 +73,7 @@ struct PairedFinalOptions {
   double min_gain = 0;    // the engine's spec default
   BenchmarkCost cost;
   // A budget for the whole campaign (the engine's cluster.total_node_seconds, the same rules:
-  // final_look_budget, affordable_nominees): the node-seconds not spent when this size's phase
+  // plan_first_looks, affordable_nominees): the node-seconds not spent when this size's phase
   // starts (unset = no budget), the nodes a run here holds, the price of one run here, the
   // node-seconds of the planned first looks of the sizes whose phase comes after, and the
   // nominees this size's planned first look tests (plan_first_looks).
