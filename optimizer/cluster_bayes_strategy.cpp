@@ -856,7 +856,7 @@ void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) 
   Observed o{comm_size, evaluation};
   o.evaluation.config = c;
   evaluations_.push_back(std::move(o));
-  if (!stopped_ && budget_spent() && pending_.empty()) {
+  if (!stopped_ && pending_.empty() && budget_spent()) {  // priced once a batch is in
     stopped_ = true;
     stop_reason_ = budget_reason();
   }
