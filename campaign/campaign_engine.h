@@ -28,7 +28,7 @@ class Strategy;
 // (server/event_sink.h). Durable: job_started, job_submitted, job_resubmitted (a backend job
 // ended early, e.g. a node failed: payload "reason"), job_done, context_started (a whole-cluster
 // search: "comm_sizes", and under a budget for the whole campaign "node_seconds": {total,
-// reserve_runs}; a whole-cluster size's final phase after it: "phase" final),
+// reserve: "first_looks"}; a whole-cluster size's final phase after it: "phase" final),
 // context_done, search_stopped (evaluations, planned, reason: planned, converged, time_budget;
 // a whole-cluster search: once, with "comm_sizes", reason done or time_budget and the
 // strategy's "stop_reason"), sizes_failed, campaign_state. Transient: run. Emitted on the

@@ -196,12 +196,28 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   for (const auto& c : group) sizes.push_back({c.comm_size, c.nodes, c.ppn, 0});
   ClusterStrategyOptions options = cluster_options(spec, collective, sizes);
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
-  // A budget for the whole campaign: the search stops where what it spent and one first look
-  // at every size, at the prices its runs taught it, reach the total (docs/whole-cluster.md).
+  // A budget for the whole campaign: the search stops where what it spent and the first looks
+  // of every nominee its model has, at the prices its runs taught it, reach the total
+  // (docs/whole-cluster.md). A size's nominees as the final phase will find them: from the
+  // strategy and what the search measured there (the store's runs: those the strategy
+  // observed when it asks for the reserve, before a batch).
   const double total = spec.cluster.total_node_seconds;
   if (total > 0) {
     options.budget_node_seconds = total;
-    options.reserve_runs = first_look_runs(spec.final_candidates);
+    std::vector<int> comm_sizes;
+    std::map<int, std::int64_t> context_of;
+    for (const auto& c : group) {
+      comm_sizes.push_back(c.comm_size);
+      context_of[c.comm_size] = c.id;
+    }
+    options.reserve = [&, comm_sizes, context_of](const ClusterStrategy& strategy) {
+      return first_look_reserve(
+          strategy, comm_sizes, spec.final_candidates, spec.cluster.min_confidence,
+          [&](int p) {
+            return search_latencies(store_.runs_of_context(context_of.at(p), JobPurpose::search));
+          },
+          collective, table_);
+    };
   }
   // A re-tune (spec.warm_start_from) starts from the earlier campaign's picks and runs at each
   // comm size it shares (campaign/retune_warm_start.h). Its runs are data only without a
@@ -266,8 +282,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
                                        {"comm_sizes", group_sizes},
                                        {"planned", strategy->max_evaluations()}};
     nlohmann::json started = group_info;
-    if (total > 0)
-      started["node_seconds"] = {{"total", total}, {"reserve_runs", options.reserve_runs}};
+    if (total > 0) started["node_seconds"] = {{"total", total}, {"reserve", "first_looks"}};
     started["space"] = space_total;
     emit(campaign.id, "context_started", started, true);
     for (const auto& c : group) store_.set_context_state(c.id, ContextState::searching);
@@ -301,8 +316,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // a budget for the whole campaign (optimizer/paired_final.h): largest first (the dearest look
   // is decided while the most is left), the first looks of the sizes not started yet planned
   // together on what the campaign has left, each run priced as the search priced its reserve
-  // (the strategy's price of the default there); a size's nominees come from the search alone,
-  // so they are known before any final phase runs.
+  // (the strategy's price of the default there, cluster_first_look); a size's nominees
+  // come from the search alone, so they are known before any final phase runs.
   std::vector<std::size_t> order(group.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (total > 0) std::reverse(order.begin(), order.end());
@@ -319,22 +334,16 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   if (total > 0) {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const ContextRecord& c = group[order[k]];
-      FirstLookCandidate& candidate = candidates[k];
-      // Priced as whole runs, though a look measures its nominees' span only: the money this
-      // leaves pays for second looks, and it measured better (bench/README.md, "A budget for
-      // the whole campaign").
-      candidate.run_price = [&strategy, p = c.comm_size](std::int64_t, std::int64_t) {
-        return strategy->run_price(p, TuningConfig::default_decision());
-      };
-      if (c.state == ContextState::done || !store_.runs_of_context(c.id, JobPurpose::final).empty())
-        continue;  // its first look is done
-      ClusterSizeView view(*strategy, c.comm_size, 0, spec.cluster.min_confidence);
-      const std::vector<Choice> picks = view.recommend();
-      candidate.nominated =
-          final_nominees(picks, view.finalists(spec.final_candidates),
-                         search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
-                         SearchSpace(c.collective, c.comm_size, table_));
-      candidate.values = first_look_values(candidate.nominated, picks);
+      // Its price serves its later looks too.
+      candidates[k] = cluster_first_look(
+          *strategy, c.comm_size, spec.final_candidates, spec.cluster.min_confidence,
+          search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
+          SearchSpace(c.collective, c.comm_size, table_));
+      if (c.state == ContextState::done ||
+          !store_.runs_of_context(c.id, JobPurpose::final).empty()) {  // its first look is done
+        candidates[k].nominated.clear();
+        candidates[k].values.clear();
+      }
     }
     planned = plan_first_looks(candidates, total - group_node_seconds());
     for (std::size_t k = 0; k < order.size(); ++k)

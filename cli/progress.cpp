@@ -110,8 +110,7 @@ void ProgressDisplay::on_event(const std::string& type, const nlohmann::json& p)
       if (const auto ns = p.find("node_seconds"); ns != p.end() && ns->is_object())
         budget = "; " + std::to_string(std::llround(ns->value("total", 0.0))) +
                  " node-seconds for the search and the final phases, the first final look at "
-                 "every size held back (" +
-                 std::to_string(ns->value("reserve_runs", 0)) + " runs each)";
+                 "every size's nominees held back";
       line(context_label_ + " whole-cluster search over " + std::to_string(sizes->size()) +
            " comm sizes: " + std::to_string(p.value("space", 0)) + " configurations in all, " +
            (planned_ > 0 ? "up to " + planned + " evaluations (fewer when its model stops it)"

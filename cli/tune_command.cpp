@@ -384,8 +384,9 @@ void add_tune_command(CLI::App& app) {
       ->each(whole_cluster_only("--node-seconds"));
   cmd->add_option("--total-node-seconds", args->total_node_seconds,
                   "Whole-cluster: the budget of the search and the final phases together, per "
-                  "collective, in node-seconds; one final look at every size is held back from "
-                  "the search, and a size whose look does not fit keeps Open MPI's default")
+                  "collective, in node-seconds; the first final look at every size's nominees is "
+                  "held back from the search, and a nominee whose look does not fit keeps Open "
+                  "MPI's default")
       ->check(CLI::Range(0.0, 1e12))
       ->each(whole_cluster_only("--total-node-seconds"));
   cmd->add_option("--sizes", args->sizes, "Message sizes MIN:MAX (bytes, K/M suffixes)")

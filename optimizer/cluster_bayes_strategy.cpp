@@ -85,7 +85,7 @@ ClusterBayesStrategy::ClusterBayesStrategy(Collective collective, const Algorith
   }
   for (const auto& [msg, calls] : options_.calls_per_run)
     if (!(calls >= 0)) throw std::invalid_argument("bo-cluster: negative calls per run");
-  if (options_.budget < 0 || options_.budget_node_seconds < 0 || options_.reserve_runs < 0)
+  if (options_.budget < 0 || options_.budget_node_seconds < 0)
     throw std::invalid_argument("bo-cluster: negative budget");
   std::sort(options_.msg_sizes.begin(), options_.msg_sizes.end());
   if (options_.budget > 0) max_evaluations_ = options_.budget;
@@ -685,29 +685,11 @@ std::vector<ClusterBayesStrategy::Scored> ClusterBayesStrategy::acquisition(
 }
 
 double ClusterBayesStrategy::search_budget() const {
-  if (options_.budget_node_seconds <= 0 || options_.reserve_runs <= 0)
-    return options_.budget_node_seconds;
-  // The reserve at the current prices of the default, one model for every size; a pure
-  // function of the evaluations, kept until they change.
+  if (options_.budget_node_seconds <= 0 || !options_.reserve) return options_.budget_node_seconds;
+  // What the reserve holds back for the strategy as it stands, kept until its observations or
+  // its model change.
   const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
-  if (!reserve_ || reserve_->first != key) {
-    std::vector<Pair> pairs;
-    for (const auto& size : options_.sizes)
-      pairs.push_back({size.comm_size, space_at(size.comm_size).canonical(TuningConfig{})});
-    std::vector<double> quoted;
-    const auto gp = prices_configurations() ? pricing_model() : std::nullopt;
-    if (gp) {
-      Eigen::MatrixXd mean, var;
-      gp->predict(rows_for(*gp, pairs), &mean, &var);
-      quoted = prices(pairs, mean, var);
-    } else {
-      for (const auto& [comm, config] : pairs)
-        quoted.push_back(prices_configurations() ? planned_price(comm, config) : run_cost(comm));
-    }
-    double reserve = 0;
-    for (double q : quoted) reserve += options_.reserve_runs * q;
-    reserve_.emplace(key, reserve);
-  }
+  if (!reserve_ || reserve_->first != key) reserve_.emplace(key, options_.reserve(*this));
   return options_.budget_node_seconds - reserve_->second;
 }
 
@@ -731,6 +713,14 @@ bool ClusterBayesStrategy::budget_spent() const {
 std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   std::vector<ClusterSuggestion> out;
   if (stopped_ || max_count <= 0) return out;
+  if (options_.reserve && options_.budget_node_seconds > 0) {
+    maybe_refit();  // the reserve reads the model as it stands
+    if (pending_.empty() && budget_spent()) {
+      stopped_ = true;
+      stop_reason_ = budget_reason();
+      return out;
+    }
+  }
   std::set<Pair> excluded;
   for (const auto& [pair, price] : pending_) excluded.insert(pair);
   for (const auto& o : evaluations_)
@@ -856,7 +846,11 @@ void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) 
   Observed o{comm_size, evaluation};
   o.evaluation.config = c;
   evaluations_.push_back(std::move(o));
-  if (!stopped_ && pending_.empty() && budget_spent()) {  // priced once a batch is in
+  // The budget itself; what the reserve holds back is judged when the next batch is asked for
+  // (it may read the model, which is refitted then).
+  if (!stopped_ && pending_.empty() &&
+      (run_cap_reached() ||
+       (options_.budget_node_seconds > 0 && node_seconds() >= options_.budget_node_seconds))) {
     stopped_ = true;
     stop_reason_ = budget_reason();
   }

@@ -49,9 +49,10 @@
 //    fits = stop ("budget: node-seconds").
 //  - Budget accounting: spent = sum over the observed runs of Evaluation::seconds x nodes(P)
 //    (the size's price for a run reporting 0 seconds); a pending run counts at the price it
-//    had when it was picked (the size's price for design runs, made before any model). With
-//    reserve_runs, the budget the search may spend is budget_node_seconds less that many runs
-//    of the default at every size, at the current prices (search_budget()).
+//    had when it was picked (the size's price for design runs, made before any model). With a
+//    reserve (ClusterStrategyOptions::reserve), the budget the search may spend is
+//    budget_node_seconds less what the reserve holds back for the strategy as it stands
+//    (search_budget()), judged when a batch is asked for.
 //  - Batches: Kriging believer (each pick is added as a fantasy at its posterior mean). While
 //    nothing usable has been observed yet (the whole design pending), random pairs: an empty
 //    answer means "nothing more to ask".
@@ -230,8 +231,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // else "budget: node-seconds".
   std::string budget_reason() const;
   // The runs made and pending have reached max_evaluations_.
-  // What the search may spend: budget_node_seconds less the reserve (reserve_runs of the
-  // default at every size, at their current prices; ClusterStrategyOptions).
+  // What the search may spend: budget_node_seconds less the reserve
+  // (ClusterStrategyOptions::reserve of this strategy as it stands).
   double search_budget() const;
   bool run_cap_reached() const;
   bool budget_spent() const;

@@ -61,9 +61,10 @@ double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& conf
 }
 
 double NearestClusterStrategy::search_budget() const {
-  double reserve = 0;
-  for (const auto& size : options_.sizes) reserve += options_.reserve_runs * cost_of(size);
-  return options_.budget_node_seconds - reserve;
+  if (!options_.reserve) return options_.budget_node_seconds;
+  if (!reserve_ || reserve_->first != total_observed())
+    reserve_.emplace(total_observed(), options_.reserve(*this));
+  return options_.budget_node_seconds - reserve_->second;
 }
 
 int NearestClusterStrategy::total_observed() const {
@@ -342,6 +343,7 @@ nlohmann::json NearestClusterStrategy::state() const {
 void NearestClusterStrategy::restore(const nlohmann::json& state) {
   if (!state.is_object() || state.value("strategy", std::string()) != "nearest")
     throw std::invalid_argument("nearest: not a nearest state");
+  reserve_.reset();
   observed_.clear();
   failed_.clear();
   suggested_.clear();

@@ -62,7 +62,7 @@ class NearestClusterStrategy : public ClusterStrategy {
   int total_observed() const;
   int total_suggested() const;
   double node_seconds() const;
-  // budget_node_seconds less reserve_runs at every size's price.
+  // budget_node_seconds less the reserve (ClusterStrategyOptions::reserve) of this strategy.
   double search_budget() const;
   std::optional<TuningConfig> next_config(const ClusterSize& size);
 
@@ -72,6 +72,8 @@ class NearestClusterStrategy : public ClusterStrategy {
   int budget_ = 0;
   double noise_floor_ = 0.03;
   mutable std::map<int, SearchSpace> spaces_;
+  // search_budget()'s reserve, with the observations it was priced at (reset by restore).
+  mutable std::optional<std::pair<int, double>> reserve_;
   // comm size -> config -> message size -> latencies (µs)
   std::map<int, std::map<TuningConfig, std::map<std::int64_t, std::vector<double>>>> observed_;
   std::map<int, std::set<TuningConfig>> failed_;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,11 +48,14 @@ struct ClusterStrategyOptions {
   // run still pending, counts at the strategy's price for it (see the implementation).
   int budget = 0;
   double budget_node_seconds = 0;
-  // Runs of the default held back at every size from budget_node_seconds, each at the
-  // strategy's current price for it (so the reserve follows what the runs teach about prices):
-  // the search stops when spent + reserve reaches the budget. A budget for a whole campaign
-  // keeps its final phases' first looks this way (optimizer/paired_final.h). 0 = none.
-  int reserve_runs = 0;
+  // What the search holds back from budget_node_seconds for what follows it, given the
+  // strategy as it stands: the search stops when spent + pending + reserve reaches the budget.
+  // Called with the strategy itself (its picks, finalists and prices, which follow what the runs
+  // teach) whenever its observations or its model changed, never during observe(); what it
+  // captures must outlive the strategy's search. A budget for a whole campaign holds back the
+  // first looks of its final phases this way (first_look_reserve, optimizer/paired_final.h).
+  // Empty = nothing held back.
+  std::function<double(const class ClusterStrategy&)> reserve;
   // Collective calls one run makes at each message size (warm-up + timed iterations), keyed by
   // message size; when it covers every msg_sizes entry, the strategy prices each candidate
   // (configuration, comm size) from the latencies it predicts for it:

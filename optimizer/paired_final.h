@@ -47,17 +47,19 @@ int final_run_cap(int search_runs, int final_repeats, int nominees);
 int first_look_runs(int nominees);
 
 // A node-second budget over a whole campaign (whole-cluster: cluster.total_node_seconds,
-// docs/whole-cluster.md): the search holds back one first look at every listed size; when it
-// ends, the first looks of all sizes are planned together (plan_first_looks), and each size's
-// final phase runs its planned first look, then further looks while they fit beside the
-// planned first looks of the sizes still to come.
+// docs/whole-cluster.md): the search holds back the first looks of its nominees
+// (first_look_reserve); when it ends, the first looks of all sizes are planned together
+// (plan_first_looks), and each size's final phase runs its planned first look, then further
+// looks while they fit beside the planned first looks of the sizes still to come.
 
-// The node-seconds one run at a size costs over the message sizes from `min_size` to
-// `max_size` (what a look measures: look_size_span).
-using SpanPrice = std::function<double(std::int64_t min_size, std::int64_t max_size)>;
+// The node-seconds one run of `config` at a size costs over the message sizes from `min_size`
+// to `max_size` (what a look measures: look_size_span).
+using SpanPrice =
+    std::function<double(const TuningConfig& config, std::int64_t min_size, std::int64_t max_size)>;
 
-// The node-seconds of a look of `rounds` rounds testing `tested` (with the default), over the
-// span of the message sizes they are nominated at; 0 when nothing is tested.
+// The node-seconds of a look of `rounds` rounds testing `tested` (with the default), each run
+// at its configuration's price over the span of the message sizes they are nominated at; 0
+// when nothing is tested.
 double look_cost(int rounds, const std::set<TuningConfig>& tested,
                  const std::map<std::int64_t, TuningConfig>& nominated, const SpanPrice& price);
 
@@ -68,6 +70,31 @@ struct FirstLookCandidate {
   std::map<std::int64_t, TuningConfig> nominated;
   std::map<TuningConfig, double> values;
 };
+
+// One size's first look as a whole-cluster strategy stands now: its nominees (final_nominees
+// over the strategy's ungated picks at `comm_size` and its final candidates there,
+// cluster_final_candidates with `per_size` and `min_confidence`; `latencies`: what its search
+// measured there; `space`: that size's search space), their values (first_look_values), each
+// run priced as a whole run of the default at the strategy's price (a look measures its
+// nominees' span only; the money whole-run prices leave pays for second looks, measured in
+// bench/README.md "A budget for the whole campaign"). The campaign and the benchmarks plan
+// the first looks from these, and the search's reserve is their cost (first_look_reserve).
+FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_size, int per_size,
+                                      double min_confidence, const SearchLatencies& latencies,
+                                      const SearchSpace& space);
+
+// What a search under a budget for a whole campaign holds back for the first looks that follow
+// it (ClusterStrategyOptions::reserve), the strategy as it stands: the sum, over the sizes of
+// `comm_sizes` it has measured (`latencies(p)`: what its search measured at p, empty = not
+// measured), of the first look of all the nominees there (cluster_first_look). A size not
+// measured yet holds nothing: its prices would be extrapolated from other sizes, and after a
+// first batch at the small sizes they were 3.4x too high at the largest (bench/README.md, "A
+// budget for the whole campaign"), which ended a search after 1 % of its budget. The plan at
+// the search's end prices every look with what the search learnt by then.
+double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int>& comm_sizes,
+                          int per_size, double min_confidence,
+                          const std::function<SearchLatencies(int comm_size)>& latencies,
+                          Collective collective, const AlgorithmTable& table);
 
 // What testing each nominee of one size is worth: the sum, over the message sizes it is
 // nominated at, of the gain the strategy predicts there (`picks`: its default estimate over

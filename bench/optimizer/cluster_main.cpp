@@ -700,12 +700,23 @@ int main(int argc, char** argv) {
       auto run_cluster = [&](const std::string& label, double budget_node_seconds,
                              bool whole_campaign) {
         co.budget_node_seconds = budget_node_seconds;
-        co.reserve_runs = whole_campaign ? first_look_runs(2) : 0;
+        std::map<int, SearchLatencies> search_latency;  // per comm size, for the final phase
+        std::map<int, int> searched_runs;
+        // As the engine: the first looks of every nominee held back (first_look_reserve).
+        co.reserve = nullptr;
+        if (whole_campaign)
+          co.reserve = [&](const ClusterStrategy& strategy) {
+            return first_look_reserve(
+                strategy, sizes, 2, min_confidence,
+                [&](int p) {
+                  const auto it = search_latency.find(p);
+                  return it == search_latency.end() ? SearchLatencies{} : it->second;
+                },
+                *collective, table);
+          };
         auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
         Scored c{label, {}, 0, 0, 0, ""};
         Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
-        std::map<int, SearchLatencies> search_latency;  // per comm size, for the final phase
-        std::map<int, int> searched_runs;
         while (!strategy->done()) {
           auto t0 = std::chrono::steady_clock::now();
           auto next = strategy->suggest(batch);
@@ -793,15 +804,12 @@ int main(int argc, char** argv) {
         if (whole_campaign) {
           for (std::size_t k = 0; k < order.size(); ++k) {
             const int p = order[k];
-            candidates[k].run_price = [&strategy, p](std::int64_t, std::int64_t) {
-              return strategy->run_price(p, TuningConfig{});  // whole runs, as the engine
-            };
-            if (paired && unverified_above > 0 && p > unverified_above) continue;
-            const std::vector<Choice> at_p = choices_at(picks, p);
-            candidates[k].nominated =
-                final_nominees(at_p, cluster_final_candidates(*strategy, p, 2, min_confidence),
-                               search_latency[p], SearchSpace(*collective, p, table));
-            candidates[k].values = first_look_values(candidates[k].nominated, at_p);
+            candidates[k] = cluster_first_look(*strategy, p, 2, min_confidence, search_latency[p],
+                                               SearchSpace(*collective, p, table));
+            if (paired && unverified_above > 0 && p > unverified_above) {
+              candidates[k].nominated.clear();
+              candidates[k].values.clear();
+            }
           }
           planned = plan_first_looks(candidates, budget_node_seconds - c.node_seconds);
           for (std::size_t k = 0; k < order.size(); ++k)

@@ -422,8 +422,16 @@ TEST(ClusterStrategy, KeepsTheReservedRunsOfTheDefaultOutOfTheNodeSecondBudget) 
     o.budget_node_seconds = 600;
     // bo-cluster's expected-improvement stop off: the budget alone ends the search.
     if (name == "bo-cluster") o.settings = {{"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}};
+    int asked = 0;
     auto spent_by = [&](int reserve_runs) {
-      o.reserve_runs = reserve_runs;
+      o.reserve = nullptr;
+      if (reserve_runs > 0)
+        o.reserve = [&asked, reserve_runs](const ClusterStrategy& strategy) {
+          ++asked;
+          double sum = 0;
+          for (int p : {4, 8, 64}) sum += reserve_runs * strategy.run_price(p, TuningConfig{});
+          return sum;
+        };
       auto s = make_cluster_strategy(name, Collective::bcast, table(), o);
       double spent = 0;
       for (const auto& x : run(*s, 2)) spent += x.comm_size == 64 ? 100 : 1;
@@ -433,6 +441,7 @@ TEST(ClusterStrategy, KeepsTheReservedRunsOfTheDefaultOutOfTheNodeSecondBudget) 
       return spent;
     };
     const double with_reserve = spent_by(3);
+    EXPECT_GT(asked, 1) << name << ": the reserve is asked again as runs come in";
     EXPECT_LE(with_reserve, 600 - 306 + 100) << name;
     EXPECT_GT(with_reserve, 600 - 306 - 100) << name;
     EXPECT_GT(spent_by(0), 600 - 100) << name << ": without a reserve it spends the budget";

@@ -66,7 +66,7 @@ TEST(PairedFinal, TheCapIsNeverBelowOneLookOfTwoRoundsOfEveryNominee) {
 
 // A run price of 1 node-second per message size measured (sizes 4, 8, 16, ... bytes).
 SpanPrice per_size_price() {
-  return [](std::int64_t lo, std::int64_t hi) {
+  return [](const TuningConfig&, std::int64_t lo, std::int64_t hi) {
     double sizes = 0;
     for (std::int64_t m = 4; m <= hi; m *= 2) sizes += m >= lo;
     return sizes;
@@ -82,6 +82,12 @@ TEST(PairedFinal, ALookCostsItsRunsOverTheSpanOfItsNominees) {
   // a and b: 2 x 3 runs over 4-64 B (5 sizes).
   EXPECT_DOUBLE_EQ(look_cost(2, {a, b}, nominated, per_size_price()), 30);
   EXPECT_DOUBLE_EQ(look_cost(2, {}, nominated, per_size_price()), 0);
+  // Each run at its configuration's price: b's runs cost 5 a size, the default's and a's 1.
+  const SpanPrice dear_b = [](const TuningConfig& c, std::int64_t lo, std::int64_t hi) {
+    return (c == TuningConfig{2, 0, 0} ? 5 : 1) * per_size_price()(c, lo, hi);
+  };
+  EXPECT_DOUBLE_EQ(look_cost(2, {a}, nominated, dear_b), 8);
+  EXPECT_DOUBLE_EQ(look_cost(2, {a, b}, nominated, dear_b), 2 * (5 + 5 + 25));
 }
 
 TEST(PairedFinal, AShortBudgetTestsTheNomineesOfTheMostMessageSizesFirst) {
@@ -90,7 +96,7 @@ TEST(PairedFinal, AShortBudgetTestsTheNomineesOfTheMostMessageSizesFirst) {
   const std::map<std::int64_t, TuningConfig> nominated{{4, a},  {8, b},  {16, b},
                                                        {32, b}, {64, c}, {128, c}};
   const std::set<TuningConfig> open{a, b, c};
-  const SpanPrice flat = [](std::int64_t, std::int64_t) { return 1.0; };
+  const SpanPrice flat = [](const TuningConfig&, std::int64_t, std::int64_t) { return 1.0; };
   // Two rounds, 1 node-second per run: the default and 3 nominees cost 8.
   EXPECT_EQ(affordable_nominees(nominated, open, 2, {8, flat, {}}, false), open);
   EXPECT_EQ(affordable_nominees(nominated, open, 2, {7.9, flat, {}}, false),
@@ -125,7 +131,7 @@ TEST(PairedFinal, TheFirstLooksArePlannedTogetherForTheMostValueWithinTheMoney) 
   // A dear size (10 node-seconds a run) with one nominee worth 4, and a cheap one (1 a run)
   // with two, worth 3 and 1.
   const auto flat = [](double price) -> SpanPrice {
-    return [price](std::int64_t, std::int64_t) { return price; };
+    return [price](const TuningConfig&, std::int64_t, std::int64_t) { return price; };
   };
   const std::vector<FirstLookCandidate> sizes{{flat(10), {{4, a}}, {{a, 4}}},
                                               {flat(1), {{4, b}, {8, c}}, {{b, 3}, {c, 1}}}};
@@ -218,6 +224,39 @@ TEST(PairedFinal, AWholeClusterSizeMayNominateAConfidentPickItNeverRan) {
   EXPECT_EQ(
       cluster_final_candidates(FixedClusterStrategy({predicted}, predicted, 0.9), 1024, 2, 0.7),
       (std::vector<TuningConfig>{predicted}));
+}
+
+TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasured) {
+  // A strategy that ran `ran` (confidently its pick: the linear bcast, which Open MPI's fixed
+  // decision does not run at 1 KiB) at every size; each run costs 1.
+  const TuningConfig ran{1, 0, 0};
+  const FixedClusterStrategy strategy({ran}, ran, 0.9);
+  const SearchSpace space(Collective::bcast, 16, table());
+  const FirstLookCandidate look = cluster_first_look(strategy, 16, 2, 0.7, {}, space);
+  EXPECT_EQ(look.nominated, (std::map<std::int64_t, TuningConfig>{{1024, ran}}));
+  EXPECT_EQ(look.values.size(), 1u);
+  EXPECT_DOUBLE_EQ(look.run_price(ran, 4, 1024), 1);
+  // Held back: 2 rounds of the default and the nominee (4 runs) at each measured size; a size
+  // without a measurement holds nothing.
+  const SearchLatencies measured{{1024, {{ran, {5.0}}}}};
+  auto latencies_at = [&](std::set<int> sizes) {
+    return [=](int p) { return sizes.count(p) ? measured : SearchLatencies{}; };
+  };
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({8, 16, 32}),
+                                      Collective::bcast, table()),
+                   12);
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({16}),
+                                      Collective::bcast, table()),
+                   4);
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({}),
+                                      Collective::bcast, table()),
+                   0);
+  // The default picked everywhere: nothing to test, nothing held back.
+  const FixedClusterStrategy plain({}, TuningConfig::default_decision(), 0.9);
+  EXPECT_TRUE(cluster_first_look(plain, 16, 2, 0.7, {}, space).nominated.empty());
+  EXPECT_DOUBLE_EQ(
+      first_look_reserve(plain, {8, 16}, 2, 0.7, latencies_at({8, 16}), Collective::bcast, table()),
+      0);
 }
 
 }  // namespace
