@@ -322,8 +322,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (total > 0) std::reverse(order.begin(), order.end());
   std::vector<FirstLookCandidate> candidates(order.size());  // in `order`
-  std::vector<double> first_look(order.size(), 0.0);
-  std::vector<std::set<TuningConfig>> planned(order.size());
+  FirstLookPlan plan;
   auto group_node_seconds = [&] {
     double sum = 0;
     for (const auto& c : group)
@@ -345,9 +344,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
         candidates[k].values.clear();
       }
     }
-    planned = plan_first_looks(candidates, total - group_node_seconds());
-    for (std::size_t k = 0; k < order.size(); ++k)
-      first_look[k] = look_cost(2, planned[k], candidates[k].nominated, candidates[k].run_price);
+    plan = plan_final_looks(candidates, total - group_node_seconds());
   }
   for (std::size_t k = 0; k < order.size(); ++k) {
     const ContextRecord& c = group[order[k]];
@@ -360,10 +357,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     std::function<FinalLookBudget()> look_budget;
     if (total > 0)
       look_budget = [&, k] {
-        const double after = std::accumulate(
-            first_look.begin() + static_cast<std::ptrdiff_t>(k) + 1, first_look.end(), 0.0);
-        return FinalLookBudget{total - group_node_seconds() - after, candidates[k].run_price,
-                               planned[k]};
+        return final_look_budget(plan, candidates, k, total - group_node_seconds());
       };
     EngineOutcome outcome;
     try {

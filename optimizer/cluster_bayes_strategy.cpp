@@ -258,6 +258,19 @@ double ClusterBayesStrategy::price(int comm_size, const TuningConfig& config) co
   return prices({{comm_size, c}}, mean, var).front();
 }
 
+double ClusterBayesStrategy::span_price(int comm_size, const TuningConfig& config,
+                                        std::int64_t min_size, std::int64_t max_size) const {
+  if (!prices_configurations()) return run_cost(comm_size);
+  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  if (!span_pricing_ || span_pricing_->first != key) span_pricing_.emplace(key, pricing_model());
+  const auto& gp = span_pricing_->second;
+  const TuningConfig c = space_at(comm_size).canonical(config);
+  if (!gp) return planned_price(comm_size, c);
+  Eigen::MatrixXd mean, var;
+  gp->predict(rows_for(*gp, {{comm_size, c}}), &mean, &var);
+  return prices({{comm_size, c}}, mean, var, std::pair{min_size, max_size}).front();
+}
+
 double ClusterBayesStrategy::planned_price(int comm_size, const TuningConfig& config) const {
   if (!cost_model_on()) return run_cost(comm_size);
   const double seconds = modelled_run_seconds(comm_size, config, typical_machine_coefficients());
@@ -489,9 +502,9 @@ std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) co
   return fit_cluster_gp(data, starts);
 }
 
-std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
-                                                 const Eigen::MatrixXd& mean,
-                                                 const Eigen::MatrixXd& var) const {
+std::vector<double> ClusterBayesStrategy::prices(
+    const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean, const Eigen::MatrixXd& var,
+    std::optional<std::pair<std::int64_t, std::int64_t>> span) const {
   const bool per_config = prices_configurations();
   const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
   std::vector<double> out(pairs.size());
@@ -502,9 +515,12 @@ std::vector<double> ClusterBayesStrategy::prices(const std::vector<Pair>& pairs,
       continue;
     }
     double seconds = overhead.at(comm);
-    for (int s = 0; s < mean.cols(); ++s)
-      seconds += options_.calls_per_run.at(options_.msg_sizes[s]) *
+    for (int s = 0; s < mean.cols(); ++s) {
+      const std::int64_t m = options_.msg_sizes[s];
+      if (span && (m < span->first || m > span->second)) continue;
+      seconds += options_.calls_per_run.at(m) *
                  std::exp(mean(i, s) + 0.5 * std::min(var(i, s), 1.0)) * 1e-6;
+    }
     out[i] = std::max(seconds, 1e-9) * nodes_of(comm);
   }
   return out;
@@ -1042,6 +1058,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   evaluations_ = std::move(evals);
   cost_fit_.reset();
   reserve_.reset();
+  span_pricing_.reset();
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());

@@ -147,6 +147,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   double run_price(int comm_size, const TuningConfig& config) const override {
     return price(comm_size, config);
   }
+  // The pricing surrogate's price over the message sizes min_size..max_size (one launch); the
+  // whole run's price when runs are not priced per configuration or nothing was observed yet.
+  double span_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
+                    std::int64_t max_size) const override;
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
@@ -238,8 +242,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   bool budget_spent() const;
   // Predicted node-seconds of running each pair (rows of mean / var = its posterior at every
   // message size); the size's price when calls_per_run does not cover the message sizes.
-  std::vector<double> prices(const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean,
-                             const Eigen::MatrixXd& var) const;
+  // With `span`, only the message sizes in it are counted (the launch overhead in full).
+  std::vector<double> prices(
+      const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean, const Eigen::MatrixXd& var,
+      std::optional<std::pair<std::int64_t, std::int64_t>> span = std::nullopt) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).
@@ -275,6 +281,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // search_budget()'s reserve, with the (observations, fitted rows) it was priced at (reset by
   // restore).
   mutable std::optional<std::pair<std::pair<std::size_t, int>, double>> reserve_;
+  // pricing_model() for span_price(), with the (observations, fitted rows) it was built at
+  // (reset by restore).
+  mutable std::optional<std::pair<std::pair<std::size_t, int>, std::optional<ClusterGp>>>
+      span_pricing_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 

@@ -117,6 +117,16 @@ class ClusterStrategy {
   // cost: the price the strategy charges its budget for it, learnt from the runs it observed.
   virtual double run_price(int comm_size, const TuningConfig& config) const = 0;
 
+  // The node-seconds one run of `config` at `comm_size` is expected to cost when it measures
+  // only the message sizes from `min_size` to `max_size` (a final phase's look: one launch, the
+  // calls at those sizes). A strategy without a price per message size charges the whole run.
+  virtual double span_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
+                            std::int64_t max_size) const {
+    (void)min_size;
+    (void)max_size;
+    return run_price(comm_size, config);
+  }
+
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;
 

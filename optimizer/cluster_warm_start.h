@@ -65,6 +65,10 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   double run_price(int comm_size, const TuningConfig& config) const override {
     return inner_->run_price(comm_size, config);
   }
+  double span_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
+                    std::int64_t max_size) const override {
+    return inner_->span_price(comm_size, config, min_size, max_size);
+  }
 
   // What the warm start did so far: {remeasured: [{comm_size, configs}], reused_runs,
   // reused: [{comm_size, runs}], shift: [{comm_size, mean_log_shift}]} (reused and shift once

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <tuple>
 
 #include "core/stats.h"
 
@@ -72,6 +74,14 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
   // size it never ran it is extrapolated (bench/README.md, "A budget for the whole campaign").
   out.run_price = [price = strategy.run_price(comm_size, TuningConfig::default_decision())](
                       const TuningConfig&, std::int64_t, std::int64_t) { return price; };
+  auto memo =
+      std::make_shared<std::map<std::tuple<TuningConfig, std::int64_t, std::int64_t>, double>>();
+  out.expected_price = [&strategy, comm_size, memo](const TuningConfig& config, std::int64_t lo,
+                                                    std::int64_t hi) {
+    auto [it, fresh] = memo->try_emplace({config, lo, hi}, 0.0);
+    if (fresh) it->second = strategy.span_price(comm_size, config, lo, hi);
+    return it->second;
+  };
   return out;
 }
 
@@ -165,6 +175,28 @@ std::vector<std::set<TuningConfig>> plan_first_looks(const std::vector<FirstLook
     b -= static_cast<int>(units(cost[k][static_cast<std::size_t>(m)]));
   }
   return plan;
+}
+
+double FirstLookPlan::after(std::size_t k) const {
+  double sum = 0;
+  for (std::size_t i = k + 1; i < cost.size(); ++i) sum += cost[i];
+  return sum;
+}
+
+FirstLookPlan plan_final_looks(const std::vector<FirstLookCandidate>& sizes, double money) {
+  FirstLookPlan plan;
+  plan.tested = plan_first_looks(sizes, money);
+  for (std::size_t k = 0; k < sizes.size(); ++k)
+    plan.cost.push_back(look_cost(2, plan.tested[k], sizes[k].nominated, sizes[k].run_price));
+  return plan;
+}
+
+FinalLookBudget final_look_budget(const FirstLookPlan& plan,
+                                  const std::vector<FirstLookCandidate>& sizes, std::size_t k,
+                                  double unspent) {
+  const FirstLookCandidate& look = sizes.at(k);
+  return {unspent - plan.after(k), look.expected_price ? look.expected_price : look.run_price,
+          plan.tested.at(k)};
 }
 
 std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,

@@ -64,11 +64,15 @@ double look_cost(int rounds, const std::set<TuningConfig>& tested,
                  const std::map<std::int64_t, TuningConfig>& nominated, const SpanPrice& price);
 
 // One size's first look to plan: its run price, its nominees (message size -> nominee) and
-// what testing each is worth (first_look_values).
+// what testing each is worth (first_look_values); and what a run is expected to cost when it
+// runs (`expected_price`; empty = run_price), which the final phase checks each look against
+// (FinalLookBudget), so that a look dearer than planned cannot take the money of the planned
+// first looks still to come.
 struct FirstLookCandidate {
   SpanPrice run_price;
   std::map<std::int64_t, TuningConfig> nominated;
   std::map<TuningConfig, double> values;
+  SpanPrice expected_price;
 };
 
 // One size's first look as a whole-cluster strategy stands now: its nominees (final_nominees
@@ -77,8 +81,10 @@ struct FirstLookCandidate {
 // measured there; `space`: that size's search space), their values (first_look_values), each
 // run priced as a whole run of the default at the strategy's price (a look measures its
 // nominees' span only; the money whole-run prices leave pays for second looks, measured in
-// bench/README.md "A budget for the whole campaign"). The campaign and the benchmarks plan
-// the first looks from these, and the search's reserve is their cost (first_look_reserve).
+// bench/README.md "A budget for the whole campaign"); each run expected to cost the strategy's
+// price of its configuration over the span its look measures (span_price). The campaign and
+// the benchmarks plan the first looks from these, and the search's reserve is their cost
+// (first_look_reserve).
 FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_size, int per_size,
                                       double min_confidence, const SearchLatencies& latencies,
                                       const SearchSpace& space);
@@ -111,13 +117,36 @@ std::vector<std::set<TuningConfig>> plan_first_looks(const std::vector<FirstLook
                                                      double money);
 
 // What a look at one size may spend (`left`: what the campaign has not spent yet, less the
-// planned first looks of the sizes still to come), its run price, and the nominees its
-// planned first look tests.
+// planned first looks of the sizes still to come), what its runs are expected to cost
+// (FirstLookCandidate::expected_price), and the nominees its planned first look tests.
 struct FinalLookBudget {
   double left = 0;
   SpanPrice run_price;
   std::set<TuningConfig> planned;
 };
+
+// The first looks of the sizes' final phases, planned together: what each tests and what it
+// costs at its run_price.
+struct FirstLookPlan {
+  std::vector<std::set<TuningConfig>> tested;
+  std::vector<double> cost;
+  // The planned first looks of the sizes after `k`.
+  double after(std::size_t k) const;
+};
+
+// The plan of the first looks of `sizes` (in the order their final phases run; a size whose
+// first look is done has no nominees left) on `money`, what the campaign has not spent when
+// the final phases start (plan_first_looks). Planned once: planned again before each size's
+// phase, the money a look did not spend went to first looks of later sizes rather than to
+// later looks, and it measured worse (bench/README.md, "The search's reserve follows its
+// nominees").
+FirstLookPlan plan_final_looks(const std::vector<FirstLookCandidate>& sizes, double money);
+
+// The budget of size `k`'s looks under `plan`, with `unspent` node-seconds not spent yet:
+// unspent less the planned first looks after it, each run at its expected price.
+FinalLookBudget final_look_budget(const FirstLookPlan& plan,
+                                  const std::vector<FirstLookCandidate>& sizes, std::size_t k,
+                                  double unspent);
 
 // The `open` nominees a look of `rounds` rounds tests under `budget`: on the first look
 // (`first`) the planned ones only; of those, all when the look fits, else as many as fit, those

@@ -796,11 +796,10 @@ int main(int argc, char** argv) {
             if (k.comm_size == p) out.push_back({k.msg_size, k.config, k.latency_us, k.default_us});
           return out;
         };
-        // In `order`, as the engine plans them: one run's price at each size (the default's)
-        // and its planned first look (its nominees come from the search).
+        // In `order`, as the engine plans them: each size's first look (its nominees come from
+        // the search), planned together when the search ends.
         std::vector<FirstLookCandidate> candidates(order.size());
-        std::vector<double> first_look(order.size(), 0.0);
-        std::vector<std::set<TuningConfig>> planned(order.size());
+        FirstLookPlan plan;
         if (whole_campaign) {
           for (std::size_t k = 0; k < order.size(); ++k) {
             const int p = order[k];
@@ -811,10 +810,7 @@ int main(int argc, char** argv) {
               candidates[k].values.clear();
             }
           }
-          planned = plan_first_looks(candidates, budget_node_seconds - c.node_seconds);
-          for (std::size_t k = 0; k < order.size(); ++k)
-            first_look[k] =
-                look_cost(2, planned[k], candidates[k].nominated, candidates[k].run_price);
+          plan = plan_final_looks(candidates, budget_node_seconds - c.node_seconds);
         }
         for (int p : order) {
           const bool unverified = paired && unverified_above > 0 && p > unverified_above;
@@ -835,12 +831,13 @@ int main(int argc, char** argv) {
             if (whole_campaign) {
               const auto at = static_cast<std::size_t>(std::find(order.begin(), order.end(), p) -
                                                        order.begin());
-              po.unspent_node_seconds = budget_node_seconds - c.node_seconds;
+              const double unspent = budget_node_seconds - c.node_seconds;
+              const FinalLookBudget budget = final_look_budget(plan, candidates, at, unspent);
+              po.unspent_node_seconds = unspent;
               po.nodes = nodes(p);
-              po.run_price = candidates[at].run_price;
-              po.planned = planned[at];
-              po.reserved_after = std::accumulate(
-                  first_look.begin() + static_cast<std::ptrdiff_t>(at) + 1, first_look.end(), 0.0);
+              po.run_price = budget.run_price;
+              po.planned = budget.planned;
+              po.reserved_after = plan.after(at);
             }
             const bench::PairedFinalDraw fin =
                 bench::draw_paired_final(land.at(p), space, choices,

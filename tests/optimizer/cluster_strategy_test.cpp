@@ -331,6 +331,16 @@ TEST(ClusterStrategy, PricesEachCandidateFromItsPredictedRunTime) {
     EXPECT_LT(errors.back(), cost_model ? 2.0 : 0.5);
     EXPECT_GE(large, 3);
     EXPECT_LE(observed, 250 * 1.05);  // priced within a few per cent: at most that past budget
+    // A final look's run measures a span of message sizes: one launch and the calls at those
+    // sizes only (4 B-1 KiB of the default at 64 ranks, about half a whole run); the span of
+    // every size is the whole run.
+    const TuningConfig def = TuningConfig::default_decision();
+    double span_truth = 0.5;
+    for (std::int64_t m : {4, 16, 64, 256, 1024}) span_truth += 1000 * truth(def, 64, m) * 1e-6;
+    span_truth *= 16;
+    EXPECT_NEAR(s->span_price(64, def, 4, 1024), span_truth, 0.15 * span_truth);
+    EXPECT_LT(s->span_price(64, def, 4, 1024), 0.75 * s->run_price(64, def));
+    EXPECT_DOUBLE_EQ(s->span_price(64, def, 4, 65536), s->run_price(64, def));
   }
   EXPECT_THROW(([&] {
                  auto bad = options({4, 64}, 0);

@@ -147,6 +147,32 @@ TEST(PairedFinal, TheFirstLooksArePlannedTogetherForTheMostValueWithinTheMoney) 
   EXPECT_TRUE(plan_first_looks({}, 10).empty());
 }
 
+TEST(PairedFinal, ALookIsPlannedAtWholeRunPricesAndCheckedAtWhatItsRunsAreExpectedToCost) {
+  const TuningConfig a{1, 0, 0}, b{2, 0, 0}, c{3, 0, 0};
+  const auto flat = [](double price) -> SpanPrice {
+    return [price](const TuningConfig&, std::int64_t, std::int64_t) { return price; };
+  };
+  // The dear size is planned at 10 a run, but its nominee's runs are expected to cost 30.
+  std::vector<FirstLookCandidate> sizes{{flat(10), {{4, a}}, {{a, 4}}, flat(30)},
+                                        {flat(1), {{4, b}, {8, c}}, {{b, 3}, {c, 1}}, {}}};
+  const FirstLookPlan plan = plan_final_looks(sizes, 46);
+  EXPECT_EQ(plan.tested, (std::vector<std::set<TuningConfig>>{{a}, {b, c}}));
+  EXPECT_EQ(plan.cost, (std::vector<double>{40, 6}));
+  EXPECT_DOUBLE_EQ(plan.after(0), 6);
+  EXPECT_DOUBLE_EQ(plan.after(1), 0);
+  // The dear look may spend what is left less the cheap size's planned look, at its expected
+  // price: 2 x (30 + 30) does not fit in 40, so it tests nothing and the cheap look keeps its
+  // money; the cheap size (no expected price) is checked at its run price.
+  const FinalLookBudget dear = final_look_budget(plan, sizes, 0, 46);
+  EXPECT_DOUBLE_EQ(dear.left, 40);
+  EXPECT_EQ(dear.planned, (std::set<TuningConfig>{a}));
+  EXPECT_TRUE(affordable_nominees(sizes[0].nominated, {a}, 2, dear, true).empty());
+  const FinalLookBudget cheap = final_look_budget(plan, sizes, 1, 46);
+  EXPECT_DOUBLE_EQ(cheap.left, 46);
+  EXPECT_EQ(affordable_nominees(sizes[1].nominated, {b, c}, 2, cheap, true),
+            (std::set<TuningConfig>{b, c}));
+}
+
 TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominatedFor) {
   const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
   const std::vector<std::int64_t> sizes = {4, 8};
@@ -205,6 +231,9 @@ class FixedClusterStrategy : public ClusterStrategy {
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
   double run_price(int, const TuningConfig&) const override { return 1; }
+  double span_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
+    return 0.5;  // a look measures fewer message sizes than a whole run
+  }
 
  private:
   std::vector<TuningConfig> observed_;
@@ -235,7 +264,9 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   const FirstLookCandidate look = cluster_first_look(strategy, 16, 2, 0.7, {}, space);
   EXPECT_EQ(look.nominated, (std::map<std::int64_t, TuningConfig>{{1024, ran}}));
   EXPECT_EQ(look.values.size(), 1u);
+  // Planned as whole runs of the default; expected to cost the span's price when it runs.
   EXPECT_DOUBLE_EQ(look.run_price(ran, 4, 1024), 1);
+  EXPECT_DOUBLE_EQ(look.expected_price(ran, 4, 1024), 0.5);
   // Held back: 2 rounds of the default and the nominee (4 runs) at each measured size; a size
   // without a measurement holds nothing.
   const SearchLatencies measured{{1024, {{ran, {5.0}}}}};
