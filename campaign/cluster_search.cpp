@@ -316,8 +316,9 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // a budget for the whole campaign (optimizer/paired_final.h): largest first (the dearest look
   // is decided while the most is left), the first looks of the sizes not started yet planned
   // together on what the campaign has left, each run priced as the search priced its reserve
-  // (the strategy's price of the default there, cluster_first_look); a size's nominees
-  // come from the search alone, so they are known before any final phase runs.
+  // (the strategy's price of the default there, cluster_first_look), each look checked at
+  // what its runs are expected to cost (final_look_budget); a size's nominees come from the
+  // search alone, so they are known before any final phase runs.
   std::vector<std::size_t> order(group.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (total > 0) std::reverse(order.begin(), order.end());

@@ -84,7 +84,7 @@ struct FirstLookCandidate {
 // bench/README.md "A budget for the whole campaign"); each run expected to cost the strategy's
 // price of its configuration over the span its look measures (span_price). The campaign and
 // the benchmarks plan the first looks from these, and the search's reserve is their cost
-// (first_look_reserve).
+// (first_look_reserve). The prices ask `strategy`, which must outlive the candidate.
 FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_size, int per_size,
                                       double min_confidence, const SearchLatencies& latencies,
                                       const SearchSpace& space);
@@ -94,9 +94,9 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
 // `comm_sizes` it has measured (`latencies(p)`: what its search measured at p, empty = not
 // measured), of the first look of all the nominees there (cluster_first_look). A size not
 // measured yet holds nothing: its prices would be extrapolated from other sizes, and after a
-// first batch at the small sizes they were 3.4x too high at the largest (bench/README.md, "A
-// budget for the whole campaign"), which ended a search after 1 % of its budget. The plan at
-// the search's end prices every look with what the search learnt by then.
+// first batch at the small sizes they were 3.4x too high at the largest (bench/README.md, "The
+// search's reserve follows its nominees"), which ended a search after 1 % of its budget. The
+// plan at the search's end prices every look with what the search learnt by then.
 double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int>& comm_sizes,
                           int per_size, double min_confidence,
                           const std::function<SearchLatencies(int comm_size)>& latencies,
