@@ -249,18 +249,13 @@ double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningCon
 }
 
 double ClusterBayesStrategy::price(int comm_size, const TuningConfig& config) const {
-  const TuningConfig c = space_at(comm_size).canonical(config);
-  if (!prices_configurations()) return run_cost(comm_size);
-  auto gp = pricing_model();
-  if (!gp) return planned_price(comm_size, c);
-  Eigen::MatrixXd mean, var;
-  gp->predict(rows_for(*gp, {{comm_size, c}}), &mean, &var);
-  return prices({{comm_size, c}}, mean, var).front();
+  return span_price(comm_size, config, options_.msg_sizes.front(), options_.msg_sizes.back());
 }
 
 double ClusterBayesStrategy::span_price(int comm_size, const TuningConfig& config,
                                         std::int64_t min_size, std::int64_t max_size) const {
   if (!prices_configurations()) return run_cost(comm_size);
+  // The pricing surrogate, built once per (observations, fitted rows).
   const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
   if (!span_pricing_ || span_pricing_->first != key) span_pricing_.emplace(key, pricing_model());
   const auto& gp = span_pricing_->second;

@@ -281,8 +281,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // search_budget()'s reserve, with the (observations, fitted rows) it was priced at (reset by
   // restore).
   mutable std::optional<std::pair<std::pair<std::size_t, int>, double>> reserve_;
-  // pricing_model() for span_price(), with the (observations, fitted rows) it was built at
-  // (reset by restore).
+  // pricing_model() for price() and span_price(), with the (observations, fitted rows) it was
+  // built at (reset by restore).
   mutable std::optional<std::pair<std::pair<std::size_t, int>, std::optional<ClusterGp>>>
       span_pricing_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)

@@ -74,9 +74,9 @@ struct PairedFinalOptions {
   BenchmarkCost cost;
   // A budget for the whole campaign (the engine's cluster.total_node_seconds, the same rules:
   // plan_first_looks, affordable_nominees): the node-seconds not spent when this size's phase
-  // starts (unset = no budget), the nodes a run here holds, the price of one run here, the
-  // node-seconds of the planned first looks of the sizes whose phase comes after, and the
-  // nominees this size's planned first look tests (plan_first_looks).
+  // starts (unset = no budget), the nodes a run here holds, what one run here is expected to
+  // cost (FinalLookBudget::run_price), the node-seconds of the planned first looks of the sizes
+  // whose phase comes after, and the nominees this size's planned first look tests.
   std::optional<double> unspent_node_seconds;
   double nodes = 1;
   SpanPrice run_price;
