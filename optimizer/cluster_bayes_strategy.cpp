@@ -732,6 +732,12 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       return out;
     }
   }
+  // Under a node-second budget, the first batch is one run, the design's cheapest: before a run
+  // was observed a price has no unit (the sizes' prices and the cost model's leave out the
+  // launch), and a whole first batch at such prices crossed a small budget many times over
+  // (docs/whole-cluster.md, "The search"). The runs after it are priced from what it cost.
+  if (options_.budget_node_seconds > 0 && evaluations_.empty() && pending_.empty())
+    max_count = std::min(max_count, 1);
   std::set<Pair> excluded;
   for (const auto& [pair, price] : pending_) excluded.insert(pair);
   for (const auto& o : evaluations_)

@@ -55,9 +55,19 @@ double NearestClusterStrategy::cost_of(const ClusterSize& size) const {
 
 double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config) const {
   (void)config;
-  for (const auto& size : options_.sizes)
-    if (size.comm_size == comm_size) return cost_of(size);
-  return cost_of({comm_size, 1, 0, 0});
+  if (auto it = timed_runs_.find(comm_size); it != timed_runs_.end() && it->second > 0)
+    return timed_node_seconds_.at(comm_size) / it->second;
+  const ClusterSize* at = nullptr;
+  double seconds = 0, priced = 0;  // what the timed runs cost, and their sizes' prices
+  for (const auto& size : options_.sizes) {
+    if (size.comm_size == comm_size) at = &size;
+    if (auto it = timed_runs_.find(size.comm_size); it != timed_runs_.end()) {
+      seconds += timed_node_seconds_.at(size.comm_size);
+      priced += it->second * cost_of(size);
+    }
+  }
+  const double own = at ? cost_of(*at) : cost_of({comm_size, 1, 0, 0});
+  return priced > 0 ? own * seconds / priced : own;
 }
 
 double NearestClusterStrategy::search_budget() const {
@@ -80,10 +90,15 @@ int NearestClusterStrategy::total_suggested() const {
 }
 
 double NearestClusterStrategy::node_seconds() const {
+  // What the runs reported; a run that reported no seconds at its size's price.
   double total = 0;
   for (const auto& size : options_.sizes)
-    if (auto it = evaluations_.find(size.comm_size); it != evaluations_.end())
-      total += it->second * cost_of(size);
+    if (auto it = evaluations_.find(size.comm_size); it != evaluations_.end()) {
+      auto timed = timed_runs_.find(size.comm_size);
+      const int untimed = it->second - (timed == timed_runs_.end() ? 0 : timed->second);
+      if (timed != timed_runs_.end()) total += timed_node_seconds_.at(size.comm_size);
+      if (untimed > 0) total += untimed * run_price(size.comm_size, TuningConfig{});
+    }
   return total;
 }
 
@@ -116,6 +131,10 @@ std::optional<TuningConfig> NearestClusterStrategy::next_config(const ClusterSiz
 std::vector<ClusterSuggestion> NearestClusterStrategy::suggest(int max_count) {
   std::vector<ClusterSuggestion> out;
   double spent = node_seconds();
+  // Under a node-second budget, the first batch is one run: before a run reported its seconds
+  // the sizes' prices have no unit (docs/whole-cluster.md, "The search").
+  if (options_.budget_node_seconds > 0 && total_suggested() == 0)
+    max_count = std::min(max_count, 1);
   for (int k = 0; k < max_count; ++k) {
     if (total_suggested() >= budget_) break;
     if (options_.budget_node_seconds > 0 && spent >= search_budget()) break;
@@ -132,7 +151,7 @@ std::vector<ClusterSuggestion> NearestClusterStrategy::suggest(int max_count) {
     auto config = next_config(*pick);
     if (!config) break;
     suggested_[pick->comm_size].insert(*config);
-    spent += cost_of(*pick);
+    spent += run_price(pick->comm_size, *config);
     out.push_back({pick->comm_size, *config});
   }
   return out;
@@ -144,6 +163,13 @@ void NearestClusterStrategy::observe(int comm_size, const Evaluation& evaluation
       s.contains(evaluation.config) ? s.canonical(evaluation.config) : evaluation.config;
   suggested_[comm_size].insert(config);
   ++evaluations_[comm_size];
+  if (evaluation.seconds > 0) {
+    int nodes = 1;
+    for (const auto& size : options_.sizes)
+      if (size.comm_size == comm_size) nodes = std::max(1, size.nodes);
+    timed_node_seconds_[comm_size] += evaluation.seconds * nodes;
+    ++timed_runs_[comm_size];
+  }
   if (evaluation.failed) failed_[comm_size].insert(config);
   auto& rows = observed_[comm_size][config];
   for (std::size_t i = 0; i < evaluation.msg_sizes.size() && i < evaluation.latency_us.size(); ++i)
@@ -333,7 +359,11 @@ nlohmann::json NearestClusterStrategy::state() const {
     for (const auto& c : set) suggested.push_back({{"comm_size", p}, {"config", c}});
   nlohmann::json evaluations = nlohmann::json::object();
   for (const auto& [p, n] : evaluations_) evaluations[std::to_string(p)] = n;
+  nlohmann::json timed = nlohmann::json::object();
+  for (const auto& [p, n] : timed_runs_)
+    timed[std::to_string(p)] = {{"runs", n}, {"node_seconds", timed_node_seconds_.at(p)}};
   return {{"strategy", "nearest"},
+          {"timed_runs", timed},
           {"observed", observations},
           {"suggested", suggested},
           {"per_size_evaluations", evaluations},
@@ -348,6 +378,8 @@ void NearestClusterStrategy::restore(const nlohmann::json& state) {
   failed_.clear();
   suggested_.clear();
   evaluations_.clear();
+  timed_runs_.clear();
+  timed_node_seconds_.clear();
   for (const auto& o : state.at("observed")) {
     const int p = o.at("comm_size").get<int>();
     const TuningConfig config = o.at("config").get<TuningConfig>();
@@ -360,6 +392,11 @@ void NearestClusterStrategy::restore(const nlohmann::json& state) {
     suggested_[s.at("comm_size").get<int>()].insert(s.at("config").get<TuningConfig>());
   for (const auto& [key, n] : state.at("per_size_evaluations").items())
     evaluations_[std::stoi(key)] = n.get<int>();
+  // (states saved before 2026-11-27 have no timed runs: their runs count at the sizes' prices)
+  for (const auto& [key, t] : state.value("timed_runs", nlohmann::json::object()).items()) {
+    timed_runs_[std::stoi(key)] = t.at("runs").get<int>();
+    timed_node_seconds_[std::stoi(key)] = t.at("node_seconds").get<double>();
+  }
 }
 
 }  // namespace colltune

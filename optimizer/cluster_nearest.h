@@ -16,7 +16,9 @@
 //
 // It is the fallback that lets the campaign plumbing run end to end; "bo-cluster" (one
 // surrogate over sizes) replaces it where available. Settings: {"noise": relative noise floor
-// (default 0.03)}; unknown keys are rejected. Budget default: 12 runs per size.
+// (default 0.03)}; unknown keys are rejected. Budget default: 12 runs per size. Under a
+// node-second budget it counts what the runs reported (a run that reported no seconds at its
+// size's price, run_price) and its first batch is one run, since no price is in seconds before.
 #pragma once
 
 #include <map>
@@ -44,7 +46,10 @@ class NearestClusterStrategy : public ClusterStrategy {
                                        double min_confidence) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
-  // The size's price, whatever the configuration (this strategy prices sizes only).
+  // The size's price, whatever the configuration (this strategy prices sizes only): the mean
+  // node-seconds of the runs observed there that reported their seconds; at a size without
+  // such runs, its ClusterSize::run_cost (or its comm size) scaled by what the runs observed
+  // elsewhere cost against theirs; before any, the run_cost (or comm size) itself.
   double run_price(int comm_size, const TuningConfig& config) const override;
 
  private:
@@ -79,6 +84,9 @@ class NearestClusterStrategy : public ClusterStrategy {
   std::map<int, std::set<TuningConfig>> failed_;
   std::map<int, std::set<TuningConfig>> suggested_;  // pending or observed, per size
   std::map<int, int> evaluations_;                   // observe() calls per size
+  // Per size: the node-seconds of the observed runs that reported their seconds, and how many.
+  std::map<int, double> timed_node_seconds_;
+  std::map<int, int> timed_runs_;
 };
 
 }  // namespace colltune

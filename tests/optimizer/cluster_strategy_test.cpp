@@ -357,10 +357,20 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
   auto o = options({4, 8, 16, 64, 128}, 0);
   const std::map<int, double> price{{4, 1}, {8, 2}, {16, 4}, {64, 50}, {128, 100}};
   for (auto& size : o.sizes) size.run_cost = price.at(size.comm_size);
+  // The design: under a budget, its first run alone (which prices the rest), then the rest.
   auto design_cost = [&](ClusterStrategy& s) {
     double total = 0;
     int runs = 0;
-    for (const auto& d : s.suggest(1000)) total += price.at(d.comm_size), ++runs;  // the design
+    Rng rng(1);
+    auto first = s.suggest(1000);
+    for (const auto& d : first) total += price.at(d.comm_size), ++runs;
+    if (o.budget_node_seconds > 0) {
+      EXPECT_EQ(first.size(), 1u);
+      Evaluation e = evaluate(first[0].config, first[0].comm_size, rng);
+      e.seconds = price.at(first[0].comm_size);
+      s.observe(first[0].comm_size, e);
+      for (const auto& d : s.suggest(1000)) total += price.at(d.comm_size), ++runs;
+    }
     return std::make_pair(total, runs);
   };
   auto free = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
@@ -419,6 +429,42 @@ TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   EXPECT_TRUE(s->done());
   EXPECT_LE(spent, 400 + 100);  // the last batch may cross the budget by one run
   EXPECT_FALSE(s->stop_reason().empty());
+}
+
+TEST(ClusterStrategy, ANodeSecondBudgetIsSpentAtWhatRunsCostNotAtTheUnitlessPricesBeforeThem) {
+  // Every run costs 3 node-seconds, nearly all of it the launch, which no price knows before a
+  // run reported its seconds (the cost model prices the collective calls only; the sizes'
+  // prices are in no unit). Under a budget the first batch is one run; the search then spends
+  // at most one run past the budget. Before, a first batch of 4 spent 12 of a budget of 1.
+  for (const std::string name : {"bo-cluster", "nearest"}) {
+    for (const double budget : {1.0, 10.0, 30.0}) {
+      auto o = options({4, 8, 16}, 60);
+      for (auto m : o.msg_sizes) o.calls_per_run[m] = 100;
+      o.budget_node_seconds = budget;
+      auto s = make_cluster_strategy(name, Collective::bcast, table(), o);
+      Rng rng(4);
+      double spent = 0;
+      std::vector<std::size_t> batches;
+      for (int round = 0; round < 100 && !s->done(); ++round) {
+        const auto batch = s->suggest(4);
+        if (batch.empty()) break;
+        batches.push_back(batch.size());
+        for (const auto& b : batch) {
+          Evaluation e = evaluate(b.config, b.comm_size, rng);
+          e.seconds = 3;
+          spent += 3;
+          s->observe(b.comm_size, e);
+        }
+      }
+      ASSERT_FALSE(batches.empty()) << name;
+      EXPECT_EQ(batches.front(), 1u) << name << " " << budget;
+      EXPECT_LE(spent, budget + 3) << name << " " << budget;
+      EXPECT_GE(spent, budget - 3) << name << " " << budget << ": the budget is spent";
+      EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << name << ": " << s->stop_reason();
+      // The first run went to the cheapest size, which is now priced at what runs cost.
+      EXPECT_NEAR(s->run_price(4, TuningConfig{}), 3, 0.75) << name << " " << budget;
+    }
+  }
 }
 
 TEST(ClusterStrategy, KeepsTheReservedRunsOfTheDefaultOutOfTheNodeSecondBudget) {
