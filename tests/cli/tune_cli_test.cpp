@@ -427,7 +427,7 @@ TEST_F(TuneCliTest, WholeClusterCampaignFromAListOfSizes) {
 TEST_F(TuneCliTest, WholeClusterNodeSecondBudgetStopsTheSearch) {
   // --node-seconds: the search's node-second budget (the spec's cluster.budget_node_seconds).
   // Small enough to stop the search before its own rule and its run cap would (it spends
-  // about 60 node-seconds with 60, and a first batch of 8 runs costs about 12).
+  // about 60 node-seconds with 60; under a budget the first batch is one run, about 1.5).
   auto r = run_process(
       {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8", "--collectives", "bcast",
        "--sizes", "4:4096", "--node-seconds", "30", "--db", (dir_ / "ns.db").string(),
