@@ -393,7 +393,8 @@ void NearestClusterStrategy::restore(const nlohmann::json& state) {
   for (const auto& [key, n] : state.at("per_size_evaluations").items())
     evaluations_[std::stoi(key)] = n.get<int>();
   // (states saved before 2026-11-27 have no timed runs: their runs count at the sizes' prices)
-  for (const auto& [key, t] : state.value("timed_runs", nlohmann::json::object()).items()) {
+  const nlohmann::json timed = state.value("timed_runs", nlohmann::json::object());
+  for (const auto& [key, t] : timed.items()) {
     timed_runs_[std::stoi(key)] = t.at("runs").get<int>();
     timed_node_seconds_[std::stoi(key)] = t.at("node_seconds").get<double>();
   }
