@@ -463,6 +463,12 @@ TEST(ClusterStrategy, ANodeSecondBudgetIsSpentAtWhatRunsCostNotAtTheUnitlessPric
       EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << name << ": " << s->stop_reason();
       // The first run went to the cheapest size, which is now priced at what runs cost.
       EXPECT_NEAR(s->run_price(4, TuningConfig{}), 3, 0.75) << name << " " << budget;
+      // What the runs cost survives a restore (a resumed campaign keeps to the same budget).
+      auto r = make_cluster_strategy(name, Collective::bcast, table(), o);
+      r->restore(nlohmann::json::parse(s->state().dump()));
+      EXPECT_EQ(r->state(), s->state()) << name;
+      EXPECT_DOUBLE_EQ(r->run_price(4, TuningConfig{}), s->run_price(4, TuningConfig{})) << name;
+      EXPECT_TRUE(r->done()) << name << " " << budget;
     }
   }
 }
