@@ -55,15 +55,15 @@ double NearestClusterStrategy::cost_of(const ClusterSize& size) const {
 
 double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config) const {
   (void)config;
-  if (auto it = timed_runs_.find(comm_size); it != timed_runs_.end() && it->second > 0)
-    return timed_node_seconds_.at(comm_size) / it->second;
+  if (auto it = timed_.find(comm_size); it != timed_.end() && it->second.runs > 0)
+    return it->second.node_seconds / it->second.runs;
   const ClusterSize* at = nullptr;
   double seconds = 0, priced = 0;  // what the timed runs cost, and their sizes' prices
   for (const auto& size : options_.sizes) {
     if (size.comm_size == comm_size) at = &size;
-    if (auto it = timed_runs_.find(size.comm_size); it != timed_runs_.end()) {
-      seconds += timed_node_seconds_.at(size.comm_size);
-      priced += it->second * cost_of(size);
+    if (auto it = timed_.find(size.comm_size); it != timed_.end()) {
+      seconds += it->second.node_seconds;
+      priced += it->second.runs * cost_of(size);
     }
   }
   const double own = at ? cost_of(*at) : cost_of({comm_size, 1, 0, 0});
@@ -94,9 +94,10 @@ double NearestClusterStrategy::node_seconds() const {
   double total = 0;
   for (const auto& size : options_.sizes)
     if (auto it = evaluations_.find(size.comm_size); it != evaluations_.end()) {
-      auto timed = timed_runs_.find(size.comm_size);
-      const int untimed = it->second - (timed == timed_runs_.end() ? 0 : timed->second);
-      if (timed != timed_runs_.end()) total += timed_node_seconds_.at(size.comm_size);
+      const auto timed = timed_.find(size.comm_size);
+      const Timed t = timed == timed_.end() ? Timed{} : timed->second;
+      const int untimed = it->second - t.runs;
+      total += t.node_seconds;
       if (untimed > 0) total += untimed * run_price(size.comm_size, TuningConfig{});
     }
   return total;
@@ -167,8 +168,8 @@ void NearestClusterStrategy::observe(int comm_size, const Evaluation& evaluation
     int nodes = 1;
     for (const auto& size : options_.sizes)
       if (size.comm_size == comm_size) nodes = std::max(1, size.nodes);
-    timed_node_seconds_[comm_size] += evaluation.seconds * nodes;
-    ++timed_runs_[comm_size];
+    timed_[comm_size].node_seconds += evaluation.seconds * nodes;
+    ++timed_[comm_size].runs;
   }
   if (evaluation.failed) failed_[comm_size].insert(config);
   auto& rows = observed_[comm_size][config];
@@ -360,8 +361,8 @@ nlohmann::json NearestClusterStrategy::state() const {
   nlohmann::json evaluations = nlohmann::json::object();
   for (const auto& [p, n] : evaluations_) evaluations[std::to_string(p)] = n;
   nlohmann::json timed = nlohmann::json::object();
-  for (const auto& [p, n] : timed_runs_)
-    timed[std::to_string(p)] = {{"runs", n}, {"node_seconds", timed_node_seconds_.at(p)}};
+  for (const auto& [p, t] : timed_)
+    timed[std::to_string(p)] = {{"runs", t.runs}, {"node_seconds", t.node_seconds}};
   return {{"strategy", "nearest"},
           {"timed_runs", timed},
           {"observed", observations},
@@ -378,8 +379,7 @@ void NearestClusterStrategy::restore(const nlohmann::json& state) {
   failed_.clear();
   suggested_.clear();
   evaluations_.clear();
-  timed_runs_.clear();
-  timed_node_seconds_.clear();
+  timed_.clear();
   for (const auto& o : state.at("observed")) {
     const int p = o.at("comm_size").get<int>();
     const TuningConfig config = o.at("config").get<TuningConfig>();
@@ -395,8 +395,7 @@ void NearestClusterStrategy::restore(const nlohmann::json& state) {
   // (states saved before 2026-11-27 have no timed runs: their runs count at the sizes' prices)
   const nlohmann::json timed = state.value("timed_runs", nlohmann::json::object());
   for (const auto& [key, t] : timed.items()) {
-    timed_runs_[std::stoi(key)] = t.at("runs").get<int>();
-    timed_node_seconds_[std::stoi(key)] = t.at("node_seconds").get<double>();
+    timed_[std::stoi(key)] = {t.at("runs").get<int>(), t.at("node_seconds").get<double>()};
   }
 }
 

@@ -85,8 +85,11 @@ class NearestClusterStrategy : public ClusterStrategy {
   std::map<int, std::set<TuningConfig>> suggested_;  // pending or observed, per size
   std::map<int, int> evaluations_;                   // observe() calls per size
   // Per size: the node-seconds of the observed runs that reported their seconds, and how many.
-  std::map<int, double> timed_node_seconds_;
-  std::map<int, int> timed_runs_;
+  struct Timed {
+    int runs = 0;
+    double node_seconds = 0;
+  };
+  std::map<int, Timed> timed_;
 };
 
 }  // namespace colltune
