@@ -704,6 +704,11 @@ double ClusterBayesStrategy::search_budget() const {
   return options_.budget_node_seconds - reserve_->second;
 }
 
+double ClusterBayesStrategy::node_seconds_left() const {
+  if (options_.budget_node_seconds <= 0) return std::numeric_limits<double>::infinity();
+  return search_budget() - node_seconds() - pending_node_seconds();
+}
+
 bool ClusterBayesStrategy::run_cap_reached() const {
   return static_cast<int>(evaluations_.size() + pending_.size()) >= max_evaluations_;
 }
@@ -822,7 +827,7 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     // The best candidate the rest of the node-second budget can pay for (at its price).
     auto affordable = scored.begin();
     if (options_.budget_node_seconds > 0) {
-      const double left = search_budget() - node_seconds() - pending_node_seconds();
+      const double left = node_seconds_left();
       affordable = std::find_if(scored.begin(), scored.end(),
                                 [&](const Scored& x) { return x.price <= left; });
       if (affordable == scored.end()) {

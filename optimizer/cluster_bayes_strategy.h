@@ -139,6 +139,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // Empty, or how the initial design was shrunk to fit the node-second budget (and cut short
   // when its observed runs reached design_budget_fraction of it).
   std::string design_note() const;
+  double node_seconds_left() const override;
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;

@@ -77,6 +77,17 @@ double NearestClusterStrategy::search_budget() const {
   return options_.budget_node_seconds - reserve_->second;
 }
 
+double NearestClusterStrategy::node_seconds_left() const {
+  if (options_.budget_node_seconds <= 0) return std::numeric_limits<double>::infinity();
+  double left = search_budget() - node_seconds();
+  for (const auto& [p, configs] : suggested_) {
+    const auto seen = observed_.find(p);
+    for (const auto& c : configs)
+      if (seen == observed_.end() || !seen->second.count(c)) left -= run_price(p, c);
+  }
+  return left;
+}
+
 int NearestClusterStrategy::total_observed() const {
   int n = 0;
   for (const auto& [p, count] : evaluations_) n += count;

@@ -41,6 +41,9 @@ class NearestClusterStrategy : public ClusterStrategy {
   bool done() const override;
   std::string stop_reason() const override;
   int max_evaluations() const override { return budget_; }
+  // search_budget() less what the observed runs cost and the suggested ones not yet observed at
+  // their sizes' prices.
+  double node_seconds_left() const override;
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;

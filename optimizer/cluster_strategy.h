@@ -127,6 +127,12 @@ class ClusterStrategy {
     return run_price(comm_size, config);
   }
 
+  // The node-seconds the search may still spend before its node-second budget stops it:
+  // budget_node_seconds less what the reserve holds back, less what its observed runs cost and
+  // the prices of the runs it suggested that are still pending (<= 0 once spent); +infinity
+  // without a node-second budget. A wrapper that sends runs of its own (a warm start's
+  // re-measured points) spends from it before it asks the strategy.
+  virtual double node_seconds_left() const = 0;
   // Candidates worth re-measuring at a comm size that was run, per message size, best first.
   virtual std::vector<TuningConfig> finalists(int comm_size, int per_size) const = 0;
 

@@ -55,12 +55,27 @@ std::vector<ClusterSuggestion> WarmStartedClusterStrategy::suggest(int max_count
   if (budget_ > 0)
     room = std::min(room, budget_ - new_evaluations_ - static_cast<int>(pending_.size()));
   if (room <= 0) return out;
-  if (next_point_ < points_.size()) {
+  if (next_point_ < points_.size() && !closed_) {
+    // Under a node-second budget: the first point alone, then those the rest pays for, in
+    // order (ascending comm size); the points after the first that does not fit are left out
+    // once nothing is pending (the prices then follow every point that ran).
+    const bool budgeted = std::isfinite(inner_->node_seconds_left());
+    const bool first = new_evaluations_ == 0 && pending_.empty();
+    if (budgeted && first) room = std::min(room, 1);
+    double left = node_seconds_left();
     while (static_cast<int>(out.size()) < room && next_point_ < points_.size()) {
-      out.push_back(points_[next_point_++]);
-      pending_.insert({out.back().comm_size, out.back().config});
+      const ClusterSuggestion& next = points_[next_point_];
+      if (budgeted) {
+        const double price = inner_->run_price(next.comm_size, next.config);
+        if (first ? left <= 0 : price > left) break;
+        left -= price;
+      }
+      out.push_back(next);
+      ++next_point_;
+      pending_.insert({next.comm_size, next.config});
     }
-    return out;
+    if (!out.empty() || !pending_.empty() || next_point_ >= points_.size()) return out;
+    closed_ = true;
   }
   if (!fed_) {
     if (!pending_.empty()) return out;  // the shift needs the re-measured points
@@ -126,6 +141,13 @@ void WarmStartedClusterStrategy::feed_prior() {
   measured_.clear();
 }
 
+double WarmStartedClusterStrategy::node_seconds_left() const {
+  double left = inner_->node_seconds_left();
+  if (!fed_)  // the pending runs are re-measured points the inner strategy has not priced
+    for (const auto& [p, c] : pending_) left -= inner_->run_price(p, c);
+  return left;
+}
+
 bool WarmStartedClusterStrategy::done() const {
   if (budget_ > 0 && new_evaluations_ >= budget_ && pending_.empty()) return true;
   return fed_ && inner_->done();
@@ -149,8 +171,11 @@ int WarmStartedClusterStrategy::reused_runs(int comm_size) const {
 }
 
 nlohmann::json WarmStartedClusterStrategy::summary() const {
+  std::map<int, std::vector<TuningConfig>> sent;
+  for (std::size_t i = 0; i < next_point_; ++i)
+    sent[points_[i].comm_size].push_back(points_[i].config);
   nlohmann::json remeasured = nlohmann::json::array();
-  for (const auto& [p, configs] : warm_.points)
+  for (const auto& [p, configs] : sent)
     remeasured.push_back({{"comm_size", p}, {"configs", configs}});
   nlohmann::json reused = nlohmann::json::array();
   int total = 0;
@@ -160,7 +185,11 @@ nlohmann::json WarmStartedClusterStrategy::summary() const {
   }
   nlohmann::json shift = nlohmann::json::array();
   for (const auto& [p, s] : shift_) shift.push_back({{"comm_size", p}, {"mean_log_shift", s}});
-  return {{"remeasured", remeasured}, {"reused_runs", total}, {"reused", reused}, {"shift", shift}};
+  return {{"remeasured", remeasured},
+          {"not_remeasured", closed_ ? points_.size() - next_point_ : 0},
+          {"reused_runs", total},
+          {"reused", reused},
+          {"shift", shift}};
 }
 
 nlohmann::json WarmStartedClusterStrategy::state() const {
@@ -175,6 +204,7 @@ nlohmann::json WarmStartedClusterStrategy::state() const {
   return {{"strategy", inner_->name()},
           {"warm_start",
            {{"next_point", next_point_},
+            {"closed", closed_},
             {"pending", pending},
             {"measured", measured},
             {"new_evaluations", new_evaluations_},
@@ -188,6 +218,7 @@ void WarmStartedClusterStrategy::restore(const nlohmann::json& state) {
   inner_->restore(state.at("inner"));
   const auto& w = state.at("warm_start");
   next_point_ = std::min(w.at("next_point").get<std::size_t>(), points_.size());
+  closed_ = w.value("closed", false);  // absent from states saved before budgets closed it
   pending_.clear();
   for (const auto& p : w.at("pending"))
     pending_.insert({p.at("comm_size").get<int>(), p.at("config").get<TuningConfig>()});

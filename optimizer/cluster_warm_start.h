@@ -9,6 +9,10 @@
 //   moved; a message size without a common configuration takes the mean shift of the others,
 //   a comm size without any the mean of all), so the model knows the old landscape, runs where
 //   it is uncertain, and its stopping rule comes sooner;
+// - under a node-second budget the re-measured points are runs like the search's: the first is
+//   sent alone (before a run reported its seconds no price has a unit), the others while what
+//   is left of the budget (ClusterStrategy::node_seconds_left) pays for them at the inner
+//   strategy's prices, which follow what the runs cost; the rest are left out (summary());
 // - then the wrapped strategy searches as usual. Picks at measured sizes still come from runs of
 //   the new campaign (the engine's final phase re-measures every finalist); the predictions at
 //   the sizes not run are recomputed by the model from old (shifted) and new runs.
@@ -65,12 +69,15 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   double run_price(int comm_size, const TuningConfig& config) const override {
     return inner_->run_price(comm_size, config);
   }
+  // The inner strategy's, less the prices of the re-measured points still pending.
+  double node_seconds_left() const override;
   double span_price(int comm_size, const TuningConfig& config, std::int64_t min_size,
                     std::int64_t max_size) const override {
     return inner_->span_price(comm_size, config, min_size, max_size);
   }
 
-  // What the warm start did so far: {remeasured: [{comm_size, configs}], reused_runs,
+  // What the warm start did so far: {remeasured: [{comm_size, configs}] (the points sent),
+  // not_remeasured (the points a node-second budget left out), reused_runs,
   // reused: [{comm_size, runs}], shift: [{comm_size, mean_log_shift}]} (reused and shift once
   // the prior runs were handed to the model).
   nlohmann::json summary() const;
@@ -82,7 +89,8 @@ class WarmStartedClusterStrategy : public ClusterStrategy {
   ClusterWarmStart warm_;
   int budget_;
   std::vector<ClusterSuggestion> points_;  // all warm points, ascending comm size
-  std::size_t next_point_ = 0;
+  std::size_t next_point_ = 0;             // points sent
+  bool closed_ = false;  // a node-second budget left the points from next_point_ out
   std::multiset<std::pair<int, TuningConfig>> pending_;
   std::vector<std::pair<int, Evaluation>> measured_;  // new evaluations (for the shift)
   int new_evaluations_ = 0;

@@ -27,11 +27,12 @@ struct Fixture {
     warm.prior[4] = {eval(TuningConfig::default_decision(), 100), eval(binomial, 50),
                      eval(pipeline, 80)};
   }
-  std::unique_ptr<WarmStartedClusterStrategy> make(int budget) const {
+  std::unique_ptr<WarmStartedClusterStrategy> make(int budget,
+                                                   const std::string& strategy = "nearest") const {
     ClusterStrategyOptions inner = options;
     inner.budget = budget + static_cast<int>(warm.prior_runs());
     return std::make_unique<WarmStartedClusterStrategy>(
-        make_cluster_strategy("nearest", Collective::bcast, AlgorithmTable::builtin_4_1(), inner),
+        make_cluster_strategy(strategy, Collective::bcast, AlgorithmTable::builtin_4_1(), inner),
         warm, budget);
   }
 };
@@ -86,6 +87,71 @@ TEST(ClusterWarmStart, ReMeasuresThePicksThenReusesTheEarlierRunsShifted) {
     }
   EXPECT_TRUE(s->done());
   EXPECT_EQ(runs, 10);
+}
+
+// Under a node-second budget the re-measured points are runs like the search's own: the first
+// goes alone, the others while what is left pays for them at what the runs cost (3 node-seconds
+// each here), and the points that do not fit are left out and counted. Before, all four went out
+// in the first batch whatever the budget (12 node-seconds against 1).
+TEST(ClusterWarmStart, ReMeasuresOnlyWhatANodeSecondBudgetPaysFor) {
+  for (const char* strategy : {"nearest", "bo-cluster"})
+    for (double budget : {1.0, 7.0, 100.0}) {
+      SCOPED_TRACE(std::string(strategy) + " " + std::to_string(budget));
+      Fixture f;
+      f.options.budget_node_seconds = budget;
+      f.options.calls_per_run[1024] = 1000;  // as campaigns price runs (per configuration)
+      f.warm.points[16] = {TuningConfig::default_decision(), f.pipeline};
+      f.warm.prior.clear();  // a budget reuses no earlier runs (campaign/retune_warm_start.h)
+      auto s = f.make(0, strategy);
+      EXPECT_TRUE(std::isfinite(s->node_seconds_left()));
+      auto run = [&](const ClusterSuggestion& c) {
+        Evaluation e = eval(c.config, 100);
+        e.seconds = 3;
+        s->observe(c.comm_size, e);
+      };
+      const auto first = s->suggest(8);
+      ASSERT_EQ(first.size(), 1u);
+      EXPECT_EQ(first[0].comm_size, 4);
+      EXPECT_TRUE(first[0].config.is_default());
+      EXPECT_LT(s->node_seconds_left(), budget);  // the pending point is priced
+      run(first[0]);
+      EXPECT_DOUBLE_EQ(s->node_seconds_left(), budget - 3);
+      // A copy restored from the state agrees on what is left and on what it sends next.
+      auto copy = f.make(0, strategy);
+      copy->restore(s->state());
+      EXPECT_DOUBLE_EQ(copy->node_seconds_left(), s->node_seconds_left());
+      double spent = 3;
+      for (int round = 0; round < 100 && !s->done(); ++round) {
+        const auto batch = s->suggest(8);
+        if (round == 0) {
+          EXPECT_EQ(copy->suggest(8).size(), batch.size());
+        }
+        if (batch.empty()) break;
+        for (const auto& b : batch) {
+          run(b);
+          spent += 3;
+        }
+      }
+      EXPECT_TRUE(s->done());
+      EXPECT_LE(spent, budget + 3);  // within one run (nearest stops once it reached it)
+      const auto summary = s->summary();
+      int sent = 0;
+      for (const auto& r : summary.at("remeasured"))
+        sent += static_cast<int>(r.at("configs").size());
+      EXPECT_EQ(sent + summary.at("not_remeasured").get<int>(), 4) << summary.dump();
+      if (budget == 1.0) {
+        EXPECT_EQ(sent, 1);
+        EXPECT_EQ(s->stop_reason().rfind("budget: node-seconds", 0), 0u) << s->stop_reason();
+      }
+      if (budget == 7.0) {
+        EXPECT_EQ(sent, 2);
+        // bo-cluster sends what its price fits; nearest one more run once under the budget.
+        EXPECT_EQ(spent, std::string(strategy) == "nearest" ? 9 : 6);
+      }
+      if (budget == 100.0) {
+        EXPECT_EQ(sent, 4);
+      }
+    }
 }
 
 }  // namespace

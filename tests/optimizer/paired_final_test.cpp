@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 namespace colltune {
 namespace {
@@ -230,6 +231,7 @@ class FixedClusterStrategy : public ClusterStrategy {
   }
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
+  double node_seconds_left() const override { return std::numeric_limits<double>::infinity(); }
   double run_price(int, const TuningConfig&) const override { return 1; }
   double span_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
     return 0.5;  // a look measures fewer message sizes than a whole run

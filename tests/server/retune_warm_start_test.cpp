@@ -22,6 +22,7 @@
 #include "campaign/cluster_search.h"
 #include "campaign/event_sink.h"
 #include "campaign/job_executor.h"
+#include "campaign/report.h"
 #include "campaign/retune.h"
 #include "campaign/rules_stage.h"
 #include "campaign/store.h"
@@ -368,6 +369,98 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
     for (int p = 2; p <= 12; ++p) all.insert(p);
     EXPECT_EQ(covered, all);
   }
+}
+
+// A whole-cluster re-tune under a node-second budget keeps to it as a cold campaign does: its
+// re-measured points (the default and the earlier picks at every size) are runs like any other,
+// so the first is sent alone (before a run reported its seconds, a price has no unit) and the
+// rest while what is left of the budget pays for them at what the runs so far cost; those that do
+// not fit are left out and reported. Before, the re-measured points went out in one batch
+// whatever the budget: 19.5 node-seconds spent against 1 (docs/whole-cluster.md, "Re-tuning").
+TEST(RetuneWarmStart, AWholeClusterReTuneKeepsToItsNodeSecondBudget) {
+  const testing::TempDir dir("retune-warm-cluster-budget");
+  Store store(dir / "store.db");
+  const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
+  const auto base = sim::load_profile("pise");
+  SimBackendOptions sim_options;
+  sim_options.seed = 3;
+  SimBackend before(base, sim_options);
+  SimBackend after(perturbed(base, 0.8, 1.2), sim_options);
+
+  json contexts = json::array();
+  for (int p : {2, 4, 8}) contexts.push_back({{"collective", "bcast"}, {"comm_size", p}});
+  const json spec = {{"name", "cluster nightly"},
+                     {"backend", "sim"},
+                     {"contexts", contexts},
+                     {"sizes", "4:16K"},
+                     {"budget", 40},
+                     {"batch_size", 8},
+                     {"final_repeats", 2},
+                     {"seed", 5},
+                     {"cluster", {{"strategy", "bo-cluster"}, {"predict_up_to", 12}}}};
+  const auto first = CampaignEngine::create_campaign(store, parse_campaign_spec(spec));
+  {
+    CampaignEngine engine(store, before, table);
+    CancelFlag cancel;
+    ASSERT_EQ(engine.run(first, cancel), EngineOutcome::completed) << engine.error();
+  }
+  // What one run costs at most (the sizes run 1 node each here).
+  double dearest_run = 0;
+  for (const auto& c : store.contexts(first))
+    for (const auto& run : store.runs_of_context(c.id, JobPurpose::search))
+      dearest_run = std::max(dearest_run, observed_seconds(run.provenance));
+  ASSERT_GT(dearest_run, 0);
+
+  for (const char* strategy : {"bo-cluster", "nearest"})
+    for (const char* key : {"budget_node_seconds", "total_node_seconds"})
+      for (double budget : {1.0, 10.0, 30.0}) {
+        SCOPED_TRACE(std::string(strategy) + " " + key + " " + std::to_string(budget));
+        json s = spec;
+        s["name"] = "re-tune";
+        s["cluster"]["strategy"] = strategy;
+        s["cluster"][key] = budget;
+        CampaignSpec again = parse_campaign_spec(s);
+        again.warm_start_from = first;
+        const auto id = CampaignEngine::create_campaign(store, again);
+        CampaignEngine engine(store, after, table);
+        CancelFlag cancel;
+        ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
+        const CampaignReport report = build_campaign_report(store, id, table);
+        const double search = report.cost.by_purpose.count(JobPurpose::search)
+                                  ? report.cost.by_purpose.at(JobPurpose::search).node_seconds
+                                  : 0.0;
+        const double spent =
+            std::string(key) == "total_node_seconds" ? report.cost.node_seconds : search;
+        const auto group = store.contexts(id);
+        const json cluster = cluster_lead(group).result.at("cluster");
+        const auto& w = cluster.at("warm_start");
+        std::printf("%s %s %.0f: spent %.1f node-s (search %.1f), stop %s, warm start %s\n",
+                    strategy, key, budget, spent, search, cluster.at("stop_reason").dump().c_str(),
+                    w.dump().c_str());
+        // Within one run of the budget, and the budget is used (one run at least).
+        EXPECT_LE(spent, budget + dearest_run);
+        EXPECT_GT(search, 0);
+        EXPECT_FALSE(w.at("cold").get<bool>());
+        // The first search job is one run: the re-measured default at the cheapest size.
+        std::vector<JobRecord> jobs;
+        for (const auto& job : store.jobs(id))
+          if (job.purpose == JobPurpose::search) jobs.push_back(job);
+        ASSERT_FALSE(jobs.empty());
+        const auto runs = store.runs_of_job(jobs.front().id);
+        EXPECT_EQ(runs.size(), 1u);
+        if (!runs.empty()) {
+          EXPECT_TRUE(runs.front().config.is_default());
+        }
+        // What the budget left out is said: re-measured and left out make the earlier points.
+        int points = 0, sent = 0;
+        for (const auto& r : w.at("remeasured")) sent += static_cast<int>(r.at("configs").size());
+        for (const auto& [p, configs] : cluster_warm_start(store, first, group, false).points)
+          points += static_cast<int>(configs.size());
+        EXPECT_EQ(sent + w.at("not_remeasured").get<int>(), points) << w.dump();
+        if (budget <= 1) {
+          EXPECT_EQ(sent, 1);
+        }
+      }
 }
 
 // A per-context campaign re-tuned warm-started, with the paired final phase (the default): the
