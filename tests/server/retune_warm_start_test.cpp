@@ -135,6 +135,19 @@ Outcome run_campaign(Store& store, const sim::ClusterProfile& profile, std::uint
   return o;
 }
 
+// The pise sim before and after a small change of the cluster: its inter-node network 20 %
+// slower (bandwidth x 0.8, latency x 1.2), noise seed 3.
+struct ChangedPise {
+  SimBackendOptions options = [] {
+    SimBackendOptions o;
+    o.seed = 3;
+    return o;
+  }();
+  sim::ClusterProfile base = sim::load_profile("pise");
+  SimBackend before{base, options};
+  SimBackend after{perturbed(base, 0.8, 1.2), options};
+};
+
 // The strategies evaluate the warm points first (after the default).
 TEST(RetuneWarmStart, StrategiesStartFromTheWarmPoints) {
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
@@ -205,11 +218,9 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
   const testing::TempDir dir("retune-warm-cluster");
   Store store(dir / "store.db");
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
-  const auto base = sim::load_profile("pise");
-  SimBackendOptions sim_options;
-  sim_options.seed = 3;
-  SimBackend before(base, sim_options);
-  SimBackend after(perturbed(base, 0.8, 1.2), sim_options);  // network 20 % slower
+  ChangedPise sim;
+  SimBackend& before = sim.before;
+  SimBackend& after = sim.after;
 
   json contexts = json::array();
   for (const char* c : {"bcast", "reduce"})
@@ -376,16 +387,12 @@ TEST(RetuneWarmStart, AWholeClusterCampaignIsReTunedAsAWarmStartedWholeClusterCa
 // so the first is sent alone (before a run reported its seconds, a price has no unit) and the
 // rest while what is left of the budget pays for them at what the runs so far cost; those that do
 // not fit are left out and reported. Before, the re-measured points went out in one batch
-// whatever the budget: 19.5 node-seconds spent against 1 (docs/whole-cluster.md, "Re-tuning").
+// whatever the budget: 13.5 node-seconds spent against 1 (docs/whole-cluster.md, "Re-tuning").
 TEST(RetuneWarmStart, AWholeClusterReTuneKeepsToItsNodeSecondBudget) {
   const testing::TempDir dir("retune-warm-cluster-budget");
   Store store(dir / "store.db");
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
-  const auto base = sim::load_profile("pise");
-  SimBackendOptions sim_options;
-  sim_options.seed = 3;
-  SimBackend before(base, sim_options);
-  SimBackend after(perturbed(base, 0.8, 1.2), sim_options);
+  ChangedPise sim;
 
   json contexts = json::array();
   for (int p : {2, 4, 8}) contexts.push_back({{"collective", "bcast"}, {"comm_size", p}});
@@ -400,7 +407,7 @@ TEST(RetuneWarmStart, AWholeClusterReTuneKeepsToItsNodeSecondBudget) {
                      {"cluster", {{"strategy", "bo-cluster"}, {"predict_up_to", 12}}}};
   const auto first = CampaignEngine::create_campaign(store, parse_campaign_spec(spec));
   {
-    CampaignEngine engine(store, before, table);
+    CampaignEngine engine(store, sim.before, table);
     CancelFlag cancel;
     ASSERT_EQ(engine.run(first, cancel), EngineOutcome::completed) << engine.error();
   }
@@ -422,7 +429,7 @@ TEST(RetuneWarmStart, AWholeClusterReTuneKeepsToItsNodeSecondBudget) {
         CampaignSpec again = parse_campaign_spec(s);
         again.warm_start_from = first;
         const auto id = CampaignEngine::create_campaign(store, again);
-        CampaignEngine engine(store, after, table);
+        CampaignEngine engine(store, sim.after, table);
         CancelFlag cancel;
         ASSERT_EQ(engine.run(id, cancel), EngineOutcome::completed) << engine.error();
         const CampaignReport report = build_campaign_report(store, id, table);
