@@ -74,8 +74,8 @@ std::vector<ClusterSuggestion> WarmStartedClusterStrategy::suggest(int max_count
       ++next_point_;
       pending_.insert({next.comm_size, next.config});
     }
-    if (!out.empty() || !pending_.empty() || next_point_ >= points_.size()) return out;
-    closed_ = true;
+    if (!out.empty() || !pending_.empty()) return out;
+    closed_ = true;  // nothing fits and nothing is pending: the budget ends the re-measuring
   }
   if (!fed_) {
     if (!pending_.empty()) return out;  // the shift needs the re-measured points
