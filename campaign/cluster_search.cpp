@@ -197,11 +197,19 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   ClusterStrategyOptions options = cluster_options(spec, collective, sizes);
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(lead->id);
   // A budget for the whole campaign: the search stops where what it spent and the first looks
-  // of every nominee its model has, at the prices its runs taught it, reach the total
-  // (docs/whole-cluster.md). A size's nominees as the final phase will find them: from the
-  // strategy and what the search measured there (the store's runs: those the strategy
-  // observed when it asks for the reserve, before a batch).
+  // of every nominee its model has (those that what is left could pay for), at the prices its
+  // runs taught it, reach the total (docs/whole-cluster.md). A size's nominees as the final phase
+  // will find them: from the strategy and what the search measured there (the store's runs: those
+  // the strategy observed when it asks for the reserve, before a batch).
   const double total = spec.cluster.total_node_seconds;
+  // What the campaign's runs at the group's sizes have cost, in node-seconds.
+  auto group_node_seconds = [&] {
+    double sum = 0;
+    for (const auto& c : group)
+      for (const auto& run : store_.runs_of_context(c.id))
+        sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
+    return sum;
+  };
   if (total > 0) {
     options.budget_node_seconds = total;
     std::vector<int> comm_sizes;
@@ -216,7 +224,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
           [&](int p) {
             return search_latencies(store_.runs_of_context(context_of.at(p), JobPurpose::search));
           },
-          collective, table_);
+          collective, table_, total - group_node_seconds());
     };
   }
   // A re-tune (spec.warm_start_from) starts from the earlier campaign's picks and runs at each
@@ -324,13 +332,6 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   if (total > 0) std::reverse(order.begin(), order.end());
   std::vector<FirstLookCandidate> candidates(order.size());  // in `order`
   FirstLookPlan plan;
-  auto group_node_seconds = [&] {
-    double sum = 0;
-    for (const auto& c : group)
-      for (const auto& run : store_.runs_of_context(c.id))
-        sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
-    return sum;
-  };
   if (total > 0) {
     for (std::size_t k = 0; k < order.size(); ++k) {
       const ContextRecord& c = group[order[k]];

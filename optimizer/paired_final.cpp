@@ -85,19 +85,42 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
   return out;
 }
 
+namespace {
+
+// The nominees of `values`, the most valuable first (ties: in configuration order).
+std::vector<TuningConfig> by_value(const std::map<TuningConfig, double>& values) {
+  std::vector<std::pair<double, TuningConfig>> queue;
+  for (const auto& [config, v] : values) queue.push_back({-v, config});
+  std::sort(queue.begin(), queue.end());
+  std::vector<TuningConfig> out;
+  for (const auto& [minus_value, config] : queue) out.push_back(config);
+  return out;
+}
+
+}  // namespace
+
 double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int>& comm_sizes,
                           int per_size, double min_confidence,
                           const std::function<SearchLatencies(int comm_size)>& latencies,
-                          Collective collective, const AlgorithmTable& table) {
-  double reserve = 0;
+                          Collective collective, const AlgorithmTable& table, double money) {
+  std::vector<FirstLookCandidate> looks;
   for (int p : comm_sizes) {
     const SearchLatencies measured = latencies(p);
     if (measured.empty()) continue;
-    const FirstLookCandidate look = cluster_first_look(strategy, p, per_size, min_confidence,
-                                                       measured, SearchSpace(collective, p, table));
-    std::set<TuningConfig> all;
-    for (const auto& [config, value] : look.values) all.insert(config);
-    reserve += look_cost(2, all, look.nominated, look.run_price);
+    looks.push_back(cluster_first_look(strategy, p, per_size, min_confidence, measured,
+                                       SearchSpace(collective, p, table)));
+  }
+  double reserve = 0;
+  for (const auto& look : looks) {
+    std::set<TuningConfig> tested;
+    double fits = 0;  // the look of the most nominees, most valuable first, that money pays for
+    for (const auto& config : by_value(look.values)) {
+      tested.insert(config);
+      const double cost = look_cost(2, tested, look.nominated, look.run_price);
+      if (cost > money) break;
+      fits = cost;
+    }
+    reserve += fits;
   }
   return reserve;
 }
@@ -124,17 +147,14 @@ std::vector<std::set<TuningConfig>> plan_first_looks(const std::vector<FirstLook
   std::vector<std::vector<double>> cost(k_count), value(k_count);
   double all = 0;
   for (std::size_t k = 0; k < k_count; ++k) {
-    std::vector<std::pair<double, TuningConfig>> queue;
-    for (const auto& [config, v] : sizes[k].values) queue.push_back({-v, config});
-    std::sort(queue.begin(), queue.end());
     std::set<TuningConfig> taken;
     double sum = 0;
     prefix[k].push_back({});
     cost[k].push_back(0);
     value[k].push_back(0);
-    for (const auto& [minus_value, config] : queue) {
+    for (const auto& config : by_value(sizes[k].values)) {
       taken.insert(config);
-      sum += -minus_value;
+      sum += sizes[k].values.at(config);
       prefix[k].push_back(taken);
       cost[k].push_back(look_cost(2, taken, sizes[k].nominated, sizes[k].run_price));
       value[k].push_back(sum);

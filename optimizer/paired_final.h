@@ -92,7 +92,11 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
 // What a search under a budget for a whole campaign holds back for the first looks that follow
 // it (ClusterStrategyOptions::reserve), the strategy as it stands: the sum, over the sizes of
 // `comm_sizes` it has measured (`latencies(p)`: what its search measured at p, empty = not
-// measured), of the first look of all the nominees there (cluster_first_look). A size not
+// measured), of the first look of all the nominees there (cluster_first_look), or, when that
+// costs more than `money` (what the campaign has not spent yet), of its most valuable nominees
+// that `money` pays for, as plan_first_looks would take them. A look dearer than everything
+// left would never run, and held back whole it stopped a search at 15 % of its budget
+// (bench/README.md, "The search's reserve holds back only looks that can run"). A size not
 // measured yet holds nothing: its prices would be extrapolated from other sizes, and after a
 // first batch at the small sizes they were 3.4x too high at the largest (bench/README.md, "The
 // search's reserve follows its nominees"), which ended a search after 1 % of its budget. The
@@ -100,7 +104,7 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
 double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int>& comm_sizes,
                           int per_size, double min_confidence,
                           const std::function<SearchLatencies(int comm_size)>& latencies,
-                          Collective collective, const AlgorithmTable& table);
+                          Collective collective, const AlgorithmTable& table, double money);
 
 // What testing each nominee of one size is worth: the sum, over the message sizes it is
 // nominated at, of the gain the strategy predicts there (`picks`: its default estimate over

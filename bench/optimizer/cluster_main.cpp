@@ -702,7 +702,9 @@ int main(int argc, char** argv) {
         co.budget_node_seconds = budget_node_seconds;
         std::map<int, SearchLatencies> search_latency;  // per comm size, for the final phase
         std::map<int, int> searched_runs;
-        // As the engine: the first looks of every nominee held back (first_look_reserve).
+        Scored c{label, {}, 0, 0, 0, ""};
+        // As the engine: the first looks of every nominee that what is left could pay for held
+        // back (first_look_reserve).
         co.reserve = nullptr;
         if (whole_campaign)
           co.reserve = [&](const ClusterStrategy& strategy) {
@@ -712,10 +714,9 @@ int main(int argc, char** argv) {
                   const auto it = search_latency.find(p);
                   return it == search_latency.end() ? SearchLatencies{} : it->second;
                 },
-                *collective, table);
+                *collective, table, budget_node_seconds - c.node_seconds);
           };
         auto strategy = make_cluster_strategy("bo-cluster", *collective, table, co);
-        Scored c{label, {}, 0, 0, 0, ""};
         Rng draws(static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ULL + 17);
         while (!strategy->done()) {
           auto t0 = std::chrono::steady_clock::now();

@@ -5,12 +5,14 @@ every listed size verified and with the largest listed size left to the model's 
 simulated clusters and all four collectives. One table row per (cluster, collective, setting),
 seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
 
-usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total]
-  e.g. cost_frontier.py build /tmp/cluster/cache 0.25,0.20,0.15 5
+usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
+  e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
 fraction of (a)'s node-seconds; every listed size verified, bench/README.md "A budget for the
-whole campaign"). The bench is run as an argv vector, never through a shell.
+whole campaign"). --jsonl FILE: every per-seed JSON line of the bench (one per seed and method),
+with the row's profile, collective, budget and top size added, for per-seed comparisons. The
+bench is run as an argv vector, never through a shell.
 """
 import json
 import statistics
@@ -36,8 +38,16 @@ def mean_of(rows, method, key):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--total"]
-    total = len(args) < len(sys.argv) - 1
+    args = sys.argv[1:]
+    jsonl = None
+    if "--jsonl" in args:
+        at = args.index("--jsonl")
+        if at + 1 >= len(args):
+            sys.exit(__doc__)
+        jsonl = open(args[at + 1], "w", encoding="utf-8")
+        del args[at:at + 2]
+    total = "--total" in args
+    args = [a for a in args if a != "--total"]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -63,6 +73,12 @@ def main():
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
                     rows = [json.loads(line) for line in done.stderr.splitlines()
                             if line.startswith("{")]
+                    if jsonl:
+                        for r in rows:
+                            jsonl.write(json.dumps(dict(r, profile=profile, collective=collective,
+                                                        budget=budget, unverified_above=unverified))
+                                        + "\n")
+                        jsonl.flush()
                     a_regret, a_ns = mean_of(rows, A, "regret_mean"), mean_of(rows, A, "node_seconds")
                     b_regret = mean_of(rows, B, "regret_mean")
                     c_regret = mean_of(rows, c_method, "regret_mean")

@@ -226,13 +226,34 @@ class FixedClusterStrategy : public ClusterStrategy {
       c.confidence = confidence_;
       c.config = confidence_ >= min_confidence ? predicted_ : TuningConfig::default_decision();
       out.push_back(c);
+      for (ClusterChoice more : picks_) {
+        more.comm_size = p;
+        more.confidence = confidence_;
+        if (confidence_ < min_confidence) more.config = TuningConfig::default_decision();
+        out.push_back(more);
+      }
     }
     return out;
+  }
+  // A further pick at every size: `config` at `msg_size`, estimated at `latency_us` against the
+  // default's `default_us`.
+  void add_pick(std::int64_t msg_size, TuningConfig config, double latency_us, double default_us) {
+    ClusterChoice c;
+    c.msg_size = msg_size;
+    c.config = config;
+    c.latency_us = latency_us;
+    c.default_us = default_us;
+    picks_.push_back(c);
   }
   nlohmann::json state() const override { return nlohmann::json::object(); }
   void restore(const nlohmann::json&) override {}
   double node_seconds_left() const override { return std::numeric_limits<double>::infinity(); }
-  double run_price(int, const TuningConfig&) const override { return 1; }
+  double run_price(int comm_size, const TuningConfig&) const override {
+    const auto it = prices_.find(comm_size);
+    return it == prices_.end() ? 1 : it->second;
+  }
+  // A run at `comm_size` costs `price` (else 1).
+  void set_run_price(int comm_size, double price) { prices_[comm_size] = price; }
   double span_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
     return 0.5;  // a look measures fewer message sizes than a whole run
   }
@@ -241,6 +262,8 @@ class FixedClusterStrategy : public ClusterStrategy {
   std::vector<TuningConfig> observed_;
   TuningConfig predicted_;
   double confidence_;
+  std::map<int, double> prices_;
+  std::vector<ClusterChoice> picks_;
 };
 
 TEST(PairedFinal, AWholeClusterSizeMayNominateAConfidentPickItNeverRan) {
@@ -256,6 +279,8 @@ TEST(PairedFinal, AWholeClusterSizeMayNominateAConfidentPickItNeverRan) {
       cluster_final_candidates(FixedClusterStrategy({predicted}, predicted, 0.9), 1024, 2, 0.7),
       (std::vector<TuningConfig>{predicted}));
 }
+
+constexpr double kAll = std::numeric_limits<double>::infinity();  // money for every look
 
 TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasured) {
   // A strategy that ran `ran` (confidently its pick: the linear bcast, which Open MPI's fixed
@@ -276,20 +301,54 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
     return [=](int p) { return sizes.count(p) ? measured : SearchLatencies{}; };
   };
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({8, 16, 32}),
-                                      Collective::bcast, table()),
+                                      Collective::bcast, table(), kAll),
                    12);
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({16}),
-                                      Collective::bcast, table()),
+                                      Collective::bcast, table(), kAll),
                    4);
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({}),
-                                      Collective::bcast, table()),
+                                      Collective::bcast, table(), kAll),
                    0);
   // The default picked everywhere: nothing to test, nothing held back.
   const FixedClusterStrategy plain({}, TuningConfig::default_decision(), 0.9);
   EXPECT_TRUE(cluster_first_look(plain, 16, 2, 0.7, {}, space).nominated.empty());
-  EXPECT_DOUBLE_EQ(
-      first_look_reserve(plain, {8, 16}, 2, 0.7, latencies_at({8, 16}), Collective::bcast, table()),
-      0);
+  EXPECT_DOUBLE_EQ(first_look_reserve(plain, {8, 16}, 2, 0.7, latencies_at({8, 16}),
+                                      Collective::bcast, table(), kAll),
+                   0);
+}
+
+TEST(PairedFinal, TheSearchHoldsBackOnlyTheLooksWhatIsLeftCanPayFor) {
+  // Two nominees at every size: the linear bcast at 1 KiB (no predicted gain) and the chain at
+  // 64 B (predicted 3x faster than the default there, the more valuable); runs at 32 ranks 20
+  // times dearer. A look at both costs 6 runs, at the chain alone 4: 6, 6 and 120 in all.
+  const TuningConfig linear{1, 0, 0}, chain{2, 0, 0};
+  FixedClusterStrategy strategy({linear, chain}, linear, 0.9);
+  strategy.add_pick(64, chain, 1.0, 3.0);
+  strategy.set_run_price(32, 20);
+  const SearchLatencies measured{{1024, {{linear, {5.0}}}}, {64, {{chain, {1.0}}}}};
+  ASSERT_EQ(cluster_first_look(strategy, 32, 2, 0.7, measured,
+                               SearchSpace(Collective::bcast, 32, table()))
+                .nominated,
+            (std::map<std::int64_t, TuningConfig>{{64, chain}, {1024, linear}}));
+  auto reserve = [&](double money) {
+    return first_look_reserve(
+        strategy, {8, 16, 32}, 2, 0.7, [&](int) { return measured; }, Collective::bcast, table(),
+        money);
+  };
+  // Every look costs no more than what is left: all held back, whether or not they fit
+  // together (when not, the search stops and the plan at its end chooses among them).
+  EXPECT_DOUBLE_EQ(reserve(kAll), 132);
+  EXPECT_DOUBLE_EQ(reserve(120), 132);
+  // The look at 32 ranks costs more than is left: what is left would pay for the chain alone
+  // there, so that is what is held back.
+  EXPECT_DOUBLE_EQ(reserve(100), 6 + 6 + 80);
+  // Not even that: the final phase would never run a look there, so nothing is held back for
+  // it and the search goes on with what the other looks leave.
+  EXPECT_DOUBLE_EQ(reserve(50), 12);
+  // The small sizes' looks at the chain alone; then nothing.
+  EXPECT_DOUBLE_EQ(reserve(5), 8);
+  EXPECT_DOUBLE_EQ(reserve(3), 0);
+  EXPECT_DOUBLE_EQ(reserve(0), 0);
 }
 
 }  // namespace
