@@ -114,6 +114,20 @@ double ClusterBayesStrategy::run_cost(int comm_size) const {
   return comm_size * std::max(1.0, std::log2(static_cast<double>(comm_size)));
 }
 
+std::map<int, TimedRuns> ClusterBayesStrategy::timed_runs() const {
+  std::map<int, TimedRuns> out;
+  for (const auto& o : evaluations_)
+    if (o.evaluation.seconds > 0) {
+      out[o.comm_size].node_seconds += o.evaluation.seconds * nodes_of(o.comm_size);
+      ++out[o.comm_size].runs;
+    }
+  return out;
+}
+
+double ClusterBayesStrategy::size_price(int comm_size) const {
+  return timed_run_price(comm_size, timed_runs(), [this](int p) { return run_cost(p); });
+}
+
 int ClusterBayesStrategy::nodes_of(int comm_size) const {
   for (const auto& s : options_.sizes)
     if (s.comm_size == comm_size) return std::max(1, s.nodes);
@@ -166,7 +180,7 @@ double ClusterBayesStrategy::node_seconds() const {
   double total = 0;
   for (const auto& o : evaluations_)
     total += o.evaluation.seconds > 0 ? o.evaluation.seconds * nodes_of(o.comm_size)
-                                      : run_cost(o.comm_size);
+                                      : size_price(o.comm_size);
   return total;
 }
 
@@ -254,7 +268,7 @@ double ClusterBayesStrategy::price(int comm_size, const TuningConfig& config) co
 
 double ClusterBayesStrategy::span_price(int comm_size, const TuningConfig& config,
                                         std::int64_t min_size, std::int64_t max_size) const {
-  if (!prices_configurations()) return run_cost(comm_size);
+  if (!prices_configurations()) return size_price(comm_size);
   // The pricing surrogate, built once per (observations, fitted rows).
   const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
   if (!span_pricing_ || span_pricing_->first != key) span_pricing_.emplace(key, pricing_model());
@@ -267,7 +281,7 @@ double ClusterBayesStrategy::span_price(int comm_size, const TuningConfig& confi
 }
 
 double ClusterBayesStrategy::planned_price(int comm_size, const TuningConfig& config) const {
-  if (!cost_model_on()) return run_cost(comm_size);
+  if (!cost_model_on()) return size_price(comm_size);
   const double seconds = modelled_run_seconds(comm_size, config, typical_machine_coefficients());
   for (const auto& s : options_.sizes)
     if (s.comm_size == comm_size && s.run_cost > 0) {
@@ -502,11 +516,13 @@ std::vector<double> ClusterBayesStrategy::prices(
     std::optional<std::pair<std::int64_t, std::int64_t>> span) const {
   const bool per_config = prices_configurations();
   const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
+  const auto timed = per_config ? std::map<int, TimedRuns>{} : timed_runs();
+  const auto cost = [this](int p) { return run_cost(p); };
   std::vector<double> out(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const int comm = pairs[i].first;
     if (!per_config) {
-      out[i] = run_cost(comm);
+      out[i] = timed_run_price(comm, timed, cost);
       continue;
     }
     double seconds = overhead.at(comm);

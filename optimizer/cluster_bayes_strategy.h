@@ -39,7 +39,8 @@
 //    any size) of observed seconds - calls x measured latencies. Without calls_per_run, or
 //    for a collective the cost model does not cover, the search's own surrogate prices
 //    (cost_model_prices false: the same, the older pricing); without calls_per_run the size's
-//    price (ClusterSize::run_cost or comm_size x log2 comm_size). alpha falls from 1 to
+//    price (ClusterSize::run_cost or comm_size x log2 comm_size, in node-seconds once runs
+//    reported their seconds: timed_run_price, optimizer/run_prices.h). alpha falls from 1 to
 //    0 as the budget (evaluations or node-seconds, whichever is further spent) is used
 //    ("EI-cool", Lee et al. 2020): plain EI per unit cost starves the expensive sizes, a run
 //    at the smallest size being always far cheaper. EI is in log-latency units against the
@@ -93,6 +94,7 @@
 #include "optimizer/algorithm_cost_model.h"
 #include "optimizer/cluster_gp.h"
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/run_prices.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -155,9 +157,14 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
-  // Node-seconds spent: observed seconds x nodes per run (run_cost() for runs reporting 0).
+  // Node-seconds spent: observed seconds x nodes per run (size_price() for runs reporting 0).
   double node_seconds() const;
+  // A size's relative cost: ClusterSize::run_cost, else comm_size x log2 comm_size (no unit).
   double run_cost(int comm_size) const;
+  // A run's node-seconds at `comm_size` from its relative cost and what the observed runs that
+  // reported their seconds cost (timed_run_price): what a run costs where runs are not priced
+  // per configuration, or before the cost model can price one.
+  double size_price(int comm_size) const;
   // The price one run of `config` at `comm_size` would be charged before it runs (node-seconds):
   // the planned price before any run, then the pricing surrogate's (docs/whole-cluster.md).
   double price(int comm_size, const TuningConfig& config) const;
@@ -173,6 +180,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
     int comm_size = 0;
     Evaluation evaluation;
   };
+  // Per comm size, the observed runs that reported their seconds.
+  std::map<int, TimedRuns> timed_runs() const;
   using Pair = std::pair<int, TuningConfig>;  // (comm size, canonical configuration)
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2

@@ -55,19 +55,11 @@ double NearestClusterStrategy::cost_of(const ClusterSize& size) const {
 
 double NearestClusterStrategy::run_price(int comm_size, const TuningConfig& config) const {
   (void)config;
-  if (auto it = timed_.find(comm_size); it != timed_.end() && it->second.runs > 0)
-    return it->second.node_seconds / it->second.runs;
-  const ClusterSize* at = nullptr;
-  double seconds = 0, priced = 0;  // what the timed runs cost, and their sizes' prices
-  for (const auto& size : options_.sizes) {
-    if (size.comm_size == comm_size) at = &size;
-    if (auto it = timed_.find(size.comm_size); it != timed_.end()) {
-      seconds += it->second.node_seconds;
-      priced += it->second.runs * cost_of(size);
-    }
-  }
-  const double own = at ? cost_of(*at) : cost_of({comm_size, 1, 0, 0});
-  return priced > 0 ? own * seconds / priced : own;
+  return timed_run_price(comm_size, timed_, [&](int p) {
+    for (const auto& size : options_.sizes)
+      if (size.comm_size == p) return cost_of(size);
+    return cost_of({p, 1, 0, 0});
+  });
 }
 
 double NearestClusterStrategy::search_budget() const {
@@ -106,7 +98,7 @@ double NearestClusterStrategy::node_seconds() const {
   for (const auto& size : options_.sizes)
     if (auto it = evaluations_.find(size.comm_size); it != evaluations_.end()) {
       const auto timed = timed_.find(size.comm_size);
-      const Timed t = timed == timed_.end() ? Timed{} : timed->second;
+      const TimedRuns t = timed == timed_.end() ? TimedRuns{} : timed->second;
       const int untimed = it->second - t.runs;
       total += t.node_seconds;
       if (untimed > 0) total += untimed * run_price(size.comm_size, TuningConfig{});

@@ -26,6 +26,7 @@
 #include <set>
 
 #include "optimizer/cluster_strategy.h"
+#include "optimizer/run_prices.h"
 #include "optimizer/search_space.h"
 
 namespace colltune {
@@ -87,12 +88,8 @@ class NearestClusterStrategy : public ClusterStrategy {
   std::map<int, std::set<TuningConfig>> failed_;
   std::map<int, std::set<TuningConfig>> suggested_;  // pending or observed, per size
   std::map<int, int> evaluations_;                   // observe() calls per size
-  // Per size: the node-seconds of the observed runs that reported their seconds, and how many.
-  struct Timed {
-    int runs = 0;
-    double node_seconds = 0;
-  };
-  std::map<int, Timed> timed_;
+  // Per size: the observed runs that reported their seconds, and their node-seconds.
+  std::map<int, TimedRuns> timed_;
 };
 
 }  // namespace colltune

@@ -61,7 +61,8 @@ struct ClusterStrategyOptions {
   // (configuration, comm size) from the latencies it predicts for it:
   //   seconds = launch overhead + sum over message sizes of calls x predicted latency,
   // the overhead fitted from the observed runs' seconds, x the nodes of the size. Empty = every
-  // run at a size costs ClusterSize::run_cost (or the strategy's estimate).
+  // run at a size costs ClusterSize::run_cost (or the strategy's estimate), given a unit by what
+  // the runs that reported their seconds cost (timed_run_price, optimizer/run_prices.h).
   std::map<std::int64_t, double> calls_per_run;
   // Strategy-specific settings (see the implementation's header); unknown keys are rejected.
   nlohmann::json settings = nlohmann::json::object();

@@ -275,7 +275,8 @@ TEST(ClusterStrategy, CountsTheObservedSecondsAgainstTheNodeSecondBudget) {
   EXPECT_GE(observed, 900 - 300);
   const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
   EXPECT_DOUBLE_EQ(bayes.node_seconds(), observed);
-  // The seconds survive a restore; a run reporting 0 seconds counts at the caller's price.
+  // The seconds survive a restore; a run reporting 0 seconds counts at what the runs at its
+  // size cost (the caller's price, 1, at what the runs cost over their prices).
   auto r = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
   r->restore(nlohmann::json::parse(s->state().dump()));
   EXPECT_DOUBLE_EQ(dynamic_cast<const ClusterBayesStrategy&>(*r).node_seconds(), observed);
@@ -469,6 +470,45 @@ TEST(ClusterStrategy, ANodeSecondBudgetIsSpentAtWhatRunsCostNotAtTheUnitlessPric
       EXPECT_EQ(r->state(), s->state()) << name;
       EXPECT_DOUBLE_EQ(r->run_price(4, TuningConfig{}), s->run_price(4, TuningConfig{})) << name;
       EXPECT_TRUE(r->done()) << name << " " << budget;
+    }
+  }
+}
+
+TEST(ClusterStrategy, WithoutCallsPerRunASizesPriceTakesItsUnitFromWhatRunsCost) {
+  // An API caller that gives no calls per run prices runs by the sizes' relative costs alone,
+  // here in a unit 100 times smaller than node-seconds (a run at 4, 8 and 16 ranks costs 1, 2
+  // and 4 node-seconds). Before, bo-cluster charged the budget these numbers as node-seconds,
+  // and its batches of 4 spent 42 node-seconds of a budget of 30.
+  for (const std::string name : {"bo-cluster", "nearest"}) {
+    for (const double budget : {10.0, 30.0}) {
+      auto o = options({4, 8, 16}, 60);
+      o.sizes[0].run_cost = 0.01;
+      o.sizes[1].run_cost = 0.02;
+      o.sizes[2].run_cost = 0.04;
+      o.budget_node_seconds = budget;
+      auto s = make_cluster_strategy(name, Collective::bcast, table(), o);
+      Rng rng(4);
+      double spent = 0;
+      std::set<int> ran;
+      for (int round = 0; round < 100 && !s->done(); ++round) {
+        const auto batch = s->suggest(4);
+        if (batch.empty()) break;
+        for (const auto& b : batch) {
+          Evaluation e = evaluate(b.config, b.comm_size, rng);
+          e.seconds = b.comm_size / 4.0;
+          spent += e.seconds;
+          ran.insert(b.comm_size);
+          s->observe(b.comm_size, e);
+        }
+      }
+      EXPECT_LE(spent, budget + 4) << name << " " << budget;
+      EXPECT_GE(spent, budget - 4) << name << " " << budget << ": the budget is spent";
+      EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << name << ": " << s->stop_reason();
+      // Priced in node-seconds: at a size that ran, what its runs cost; at one that did not,
+      // its relative cost at what the runs cost over theirs.
+      for (int p : {4, 8, 16})
+        EXPECT_NEAR(s->run_price(p, TuningConfig{}), p / 4.0, 1e-9)
+            << name << " " << budget << " at " << p << (ran.count(p) ? "" : " (never ran)");
     }
   }
 }
