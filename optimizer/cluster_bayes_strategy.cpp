@@ -338,7 +338,13 @@ void ClusterBayesStrategy::make_design() {
               modelled_run_seconds(size.comm_size, c, typical_machine_coefficients()));
         median_model_seconds_[size.comm_size] = median(seconds);
       }
-    fit_design_to_budget(seen);
+    // Fitted at prices the budget can be checked against: the cost model's, or the sizes'
+    // prices the caller gave. The strategy's own estimates (comm_size x log2 comm_size) are in
+    // no unit; the design's points are then checked one by one once runs reported their
+    // seconds (below, in suggest()).
+    const bool callers_prices = std::all_of(options_.sizes.begin(), options_.sizes.end(),
+                                            [](const ClusterSize& c) { return c.run_cost > 0; });
+    if (cost_model_on() || callers_prices) fit_design_to_budget(seen);
     // Cheapest first: the dear points come when runs were observed and the model prices them.
     std::stable_sort(design_.begin(), design_.end(),
                      [&](const ClusterSuggestion& a, const ClusterSuggestion& b) {

@@ -17,7 +17,8 @@
 //    Under a node-second budget the design must fit design_budget_fraction of it at the
 //    planned prices (no run yet): with per-configuration prices, the size's price scaled by
 //    the analytic cost model's ratio of the configuration to the size's median configuration
-//    (algorithm_cost_model.h, typical machine coefficients), else the size's price; the
+//    (algorithm_cost_model.h, typical machine coefficients), else the size's price the caller
+//    gave (without one, the strategy's estimate has no unit and the design is not fitted); the
 //    dearest point moves to the next smaller size where its configuration exists, or is
 //    dropped when it cannot; stop_reason() and state() say so. The design then runs cheapest
 //    first; once runs were observed, each remaining point is priced by the pricing surrogate

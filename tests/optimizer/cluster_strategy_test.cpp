@@ -418,6 +418,39 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
                std::invalid_argument);
 }
 
+TEST(ClusterStrategy, ADesignPricedInNoUnitIsNotFittedToANodeSecondBudget) {
+  // allgather, which the cost model does not cover, as a campaign sets it up: calls per run,
+  // no size prices. Before any run the strategy's only prices are its estimates (comm_size x
+  // log2 comm_size: 384 at 64 ranks), which are in no unit; fitted against a third of a budget
+  // of 60 node-seconds, they moved the design's points at 16 and 64 ranks to smaller sizes,
+  // though every run costs 1 node-second and the whole design fits the share.
+  auto o = options({2, 4, 8, 16, 64}, 0);
+  for (auto m : o.msg_sizes) o.calls_per_run[m] = 100;
+  o.budget_node_seconds = 60;
+  auto free_options = o;
+  free_options.budget_node_seconds = 0;
+  std::map<int, int> unbudgeted;  // the design without a budget: runs per size
+  for (const auto& d :
+       make_cluster_strategy("bo-cluster", Collective::allgather, table(), free_options)
+           ->suggest(1000))
+    ++unbudgeted[d.comm_size];
+  auto s = make_cluster_strategy("bo-cluster", Collective::allgather, table(), o);
+  const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+  EXPECT_EQ(bayes.design_note(), "");
+  // The design runs as it would without the budget (under one, its first run alone).
+  Rng rng(2);
+  std::map<int, int> budgeted;
+  for (int round = 0; round < 2; ++round)
+    for (const auto& d : s->suggest(1000)) {
+      ++budgeted[d.comm_size];
+      Evaluation e = evaluate(d.config, d.comm_size, rng);
+      e.seconds = 1;
+      s->observe(d.comm_size, e);
+    }
+  EXPECT_EQ(budgeted, unbudgeted);
+  EXPECT_GE(budgeted[64], 1);
+}
+
 TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
   auto o = options({4, 8, 64}, 60);
   o.sizes[2].run_cost = 100;
