@@ -360,7 +360,8 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
   for (const auto& d : design_) total += planned_price(d.comm_size, d.config);
   const double planned = total;
   const std::size_t planned_runs = design_.size();
-  int moved = 0, dropped = 0;
+  std::vector<bool> was_moved(design_.size(), false);  // per point of design_: moved at least once
+  int dropped = 0;
   auto index_of = [&](int comm_size) {
     int i = 0;
     while (options_.sizes[i].comm_size != comm_size) ++i;
@@ -388,15 +389,18 @@ void ClusterBayesStrategy::fit_design_to_budget(std::set<Pair>& taken) {
       d.config = p.second;
       total += after - before;
       placed = true;
-      ++moved;
+      was_moved[dear] = true;
     }
     if (!placed) {
       taken.erase({d.comm_size, d.config});
       design_.erase(design_.begin() + static_cast<std::ptrdiff_t>(dear));
+      was_moved.erase(was_moved.begin() + static_cast<std::ptrdiff_t>(dear));
       total -= before;
       ++dropped;
     }
   }
+  // Points moved and still in the design (a point moved and then dropped counts as dropped).
+  const int moved = static_cast<int>(std::count(was_moved.begin(), was_moved.end(), true));
   if (moved + dropped == 0) return;
   char text[256];
   std::snprintf(text, sizeof text,

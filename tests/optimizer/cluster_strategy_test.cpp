@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -352,6 +353,20 @@ TEST(ClusterStrategy, PricesEachCandidateFromItsPredictedRunTime) {
                std::invalid_argument);
 }
 
+// A design note's "M of N runs moved to smaller sizes, D dropped" counts each point once,
+// however often it moved.
+void expect_each_point_counted_once(const std::string& note) {
+  int moved = 0, planned = 0, dropped = 0;
+  const auto at = note.find(": ");
+  ASSERT_NE(at, std::string::npos) << note;
+  ASSERT_EQ(std::sscanf(note.c_str() + at + 2, "%d of %d runs moved to smaller sizes, %d dropped",
+                        &moved, &planned, &dropped),
+            3)
+      << note;
+  EXPECT_GE(moved, 1) << note;
+  EXPECT_LE(moved + dropped, planned) << note;
+}
+
 TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
   // Runs at 64 and 128 ranks cost 50 and 100 times one at 4: a design spread over the sizes
   // would eat the budget. It moves to smaller sizes until it costs at most a third of it.
@@ -384,6 +399,7 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
   EXPECT_GE(fitted_runs, free_runs - 2);  // moved to cheaper sizes rather than dropped
   const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
   EXPECT_NE(bayes.design_note().find("moved to smaller sizes"), std::string::npos);
+  expect_each_point_counted_once(bayes.design_note());
   EXPECT_EQ(s->state().at("design_note"), bayes.design_note());
   // The search goes on past the design and says why it stopped, design note included.
   auto t = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
@@ -449,6 +465,17 @@ TEST(ClusterStrategy, ADesignPricedInNoUnitIsNotFittedToANodeSecondBudget) {
     }
   EXPECT_EQ(budgeted, unbudgeted);
   EXPECT_GE(budgeted[64], 1);
+}
+
+TEST(ClusterStrategy, ADesignPointMovedTwiceIsCountedOnce) {
+  // Sizes 64 times dearer at the top than at the bottom, a third of a budget of 60: the dear
+  // points move down several sizes each. Before, the note counted moves, "10 of 9 runs moved".
+  auto o = options({2, 4, 8, 16, 64}, 0);
+  for (auto& size : o.sizes)
+    size.run_cost = size.comm_size * std::log2(static_cast<double>(size.comm_size));
+  o.budget_node_seconds = 60;
+  auto s = make_cluster_strategy("bo-cluster", Collective::allgather, table(), o);
+  expect_each_point_counted_once(dynamic_cast<const ClusterBayesStrategy&>(*s).design_note());
 }
 
 TEST(ClusterStrategy, StopsWithinTheNodeSecondBudget) {
