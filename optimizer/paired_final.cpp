@@ -103,15 +103,12 @@ double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int
                           int per_size, double min_confidence,
                           const std::function<SearchLatencies(int comm_size)>& latencies,
                           Collective collective, const AlgorithmTable& table, double money) {
-  std::vector<FirstLookCandidate> looks;
+  double reserve = 0;
   for (int p : comm_sizes) {
     const SearchLatencies measured = latencies(p);
     if (measured.empty()) continue;
-    looks.push_back(cluster_first_look(strategy, p, per_size, min_confidence, measured,
-                                       SearchSpace(collective, p, table)));
-  }
-  double reserve = 0;
-  for (const auto& look : looks) {
+    const FirstLookCandidate look = cluster_first_look(strategy, p, per_size, min_confidence,
+                                                       measured, SearchSpace(collective, p, table));
     std::set<TuningConfig> tested;
     double fits = 0;  // the look of the most nominees, most valuable first, that money pays for
     for (const auto& config : by_value(look.values)) {
