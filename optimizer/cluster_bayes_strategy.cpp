@@ -125,7 +125,12 @@ std::map<int, TimedRuns> ClusterBayesStrategy::timed_runs() const {
 }
 
 double ClusterBayesStrategy::size_price(int comm_size) const {
-  return timed_run_price(comm_size, timed_runs(), [this](int p) { return run_cost(p); });
+  return size_price(comm_size, timed_runs());
+}
+
+double ClusterBayesStrategy::size_price(int comm_size,
+                                        const std::map<int, TimedRuns>& timed) const {
+  return timed_run_price(comm_size, timed, [this](int p) { return run_cost(p); });
 }
 
 int ClusterBayesStrategy::nodes_of(int comm_size) const {
@@ -177,10 +182,11 @@ std::map<int, double> ClusterBayesStrategy::launch_overheads() const {
 }
 
 double ClusterBayesStrategy::node_seconds() const {
+  const auto timed = timed_runs();
   double total = 0;
   for (const auto& o : evaluations_)
     total += o.evaluation.seconds > 0 ? o.evaluation.seconds * nodes_of(o.comm_size)
-                                      : size_price(o.comm_size);
+                                      : size_price(o.comm_size, timed);
   return total;
 }
 
@@ -527,12 +533,11 @@ std::vector<double> ClusterBayesStrategy::prices(
   const bool per_config = prices_configurations();
   const auto overhead = per_config ? launch_overheads() : std::map<int, double>{};
   const auto timed = per_config ? std::map<int, TimedRuns>{} : timed_runs();
-  const auto cost = [this](int p) { return run_cost(p); };
   std::vector<double> out(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const int comm = pairs[i].first;
     if (!per_config) {
-      out[i] = timed_run_price(comm, timed, cost);
+      out[i] = size_price(comm, timed);
       continue;
     }
     double seconds = overhead.at(comm);

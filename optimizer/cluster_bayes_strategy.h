@@ -183,6 +183,8 @@ class ClusterBayesStrategy : public ClusterStrategy {
   };
   // Per comm size, the observed runs that reported their seconds.
   std::map<int, TimedRuns> timed_runs() const;
+  // size_price() with the timed runs already gathered (`timed`: timed_runs()).
+  double size_price(int comm_size, const std::map<int, TimedRuns>& timed) const;
   using Pair = std::pair<int, TuningConfig>;  // (comm size, canonical configuration)
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
