@@ -490,7 +490,7 @@ int main(int argc, char** argv) {
   CLI::App app{"colltune-bench-cluster: per-size bo vs nearest-size extension vs bo-cluster"};
   bench::SimLandscapeOptions sim;
   std::string sizes_text, collective_name = "bcast", cache_dir;
-  int seeds = 3, ppn = 0, batch = 4;
+  int seeds = 3, first_seed = 1, ppn = 0, batch = 4;
   double min_confidence = 0.7, cluster_budget = 0.25;
   std::string settings_text = "{}";
   std::vector<int> timing_rows;
@@ -510,6 +510,11 @@ int main(int argc, char** argv) {
   app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
   app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
   app.add_option("--seeds", seeds, "seeds per method");
+  app.add_option("--first-seed", first_seed,
+                 "the first seed (seeds first-seed .. first-seed + seeds - 1): seeds no change "
+                 "was chosen on, to compare two builds without the bias of the seeds they were "
+                 "tuned on")
+      ->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "suggestions per job");
   app.add_option("--min-confidence", min_confidence,
                  "bo-cluster: predicted picks below it = default");
@@ -638,7 +643,7 @@ int main(int argc, char** argv) {
 
     const bool paired = final_method == "paired";
     std::vector<std::vector<Scored>> all_seeds;
-    for (int seed = 1; seed <= seeds; ++seed) {
+    for (int seed = first_seed; seed < first_seed + seeds; ++seed) {
       std::vector<Scored> rows;
       // (a) per-size bo.
       std::map<int, bench::SimulationResult> per_size;

@@ -6,13 +6,17 @@ simulated clusters and all four collectives. One table row per (cluster, collect
 seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
+                        [--first-seed N]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
 fraction of (a)'s node-seconds; every listed size verified, bench/README.md "A budget for the
 whole campaign"). --jsonl FILE: every per-seed JSON line of the bench (one per seed and method),
-with the row's profile, collective, budget and top size added, for per-seed comparisons. The
-bench is run as an argv vector, never through a shell.
+with the row's profile, collective, budget and top size added, for per-seed comparisons.
+--first-seed N: seeds N .. N + SEEDS - 1 (default 1); seeds 11 and up were not used to choose
+any change, so two builds compared there are compared without the bias of the seeds 1-10 the
+kept variants were chosen on (bench/README.md "The batch check on seeds no change was chosen
+on"). The bench is run as an argv vector, never through a shell.
 """
 import json
 import statistics
@@ -46,6 +50,13 @@ def main():
             sys.exit(__doc__)
         jsonl = open(args[at + 1], "w", encoding="utf-8")
         del args[at:at + 2]
+    first_seed = "1"
+    if "--first-seed" in args:
+        at = args.index("--first-seed")
+        if at + 1 >= len(args):
+            sys.exit("--first-seed needs a number")
+        first_seed = args[at + 1]
+        del args[at:at + 2]
     total = "--total" in args
     args = [a for a in args if a != "--total"]
     if len(args) < 3:
@@ -65,6 +76,7 @@ def main():
                 for unverified in ("0",) if total else ("0", top):
                     argv = [bench, "--sim", profile, "--collective", collective,
                             "--comm-sizes", sizes, "--ppn", ppn, "--seeds", seeds,
+                            "--first-seed", first_seed,
                             "--cache-dir", cache,
                             "--total-budget" if total else "--cluster-budget", budget,
                             "--unverified-above", unverified]
