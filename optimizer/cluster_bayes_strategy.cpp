@@ -8,6 +8,7 @@
 
 #include "core/rng.h"
 #include "core/stats.h"
+#include "optimizer/batch_check.h"
 #include "optimizer/expected_improvement.h"
 #include "optimizer/kernel_math.h"
 #include "optimizer/latin_hypercube.h"
@@ -45,6 +46,10 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.max_fit_rows = value.get<int>();
     } else if (key == "design_budget_fraction") {
       s.design_budget_fraction = value.get<double>();
+    } else if (key == "batch_price_quantile") {
+      s.batch_price_quantile = value.get<double>();
+    } else if (key == "blind_price_factor") {
+      s.blind_price_factor = value.get<double>();
     } else if (key == "cost_model_prices") {
       s.cost_model_prices = value.get<bool>();
     } else if (key == "cost_model_mean") {
@@ -58,7 +63,8 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
     }
   }
   if (s.initial_points < 0 || s.max_fit_rows < 4 || s.refit_growth < 1.0 ||
-      !(s.design_budget_fraction > 0 && s.design_budget_fraction <= 1))
+      !(s.design_budget_fraction > 0 && s.design_budget_fraction <= 1) ||
+      !(s.batch_price_quantile >= 0 && s.batch_price_quantile <= 1) || !(s.blind_price_factor >= 1))
     throw std::invalid_argument("bo-cluster: setting out of range");
   return s;
 }
@@ -143,6 +149,26 @@ double ClusterBayesStrategy::pending_node_seconds() const {
   double total = 0;
   for (const auto& [pair, price] : pending_) total += price;
   return total;
+}
+
+std::set<int> ClusterBayesStrategy::timed_sizes() const {
+  std::set<int> out;
+  for (const auto& o : evaluations_)
+    if (o.evaluation.seconds > 0) out.insert(o.comm_size);
+  return out;
+}
+
+double ClusterBayesStrategy::batch_price_factor() const {
+  std::vector<double> ratios;
+  for (const auto& o : evaluations_)
+    if (o.priced > 0 && o.evaluation.seconds > 0)
+      ratios.push_back(o.evaluation.seconds * nodes_of(o.comm_size) / o.priced);
+  if (ratios.empty()) return 1.0;
+  std::sort(ratios.begin(), ratios.end());
+  // The nearest-rank quantile: with few runs, the dearest surprise so far.
+  const auto rank = static_cast<std::size_t>(
+      std::ceil(settings_.batch_price_quantile * static_cast<double>(ratios.size())));
+  return std::max(1.0, ratios[std::clamp<std::size_t>(rank, 1, ratios.size()) - 1]);
 }
 
 bool ClusterBayesStrategy::prices_configurations() const {
@@ -781,16 +807,28 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   // Under a node-second budget, a design point costs its size's price until runs were
   // observed, then the model's price for it (per configuration); a point that would take the
   // design past its share of the budget is skipped (design_cut_).
+  // The points after a batch's first join it as BatchCheck says, within the design's share.
   const bool budgeted = options_.budget_node_seconds > 0;
   std::optional<ClusterGp> design_gp;
-  if (budgeted && design_next_ < design_.size() && prices_configurations()) {
-    maybe_refit();
-    design_gp = pricing_model();
+  std::optional<BatchCheck> design_batch;
+  if (budgeted && design_next_ < design_.size()) {
+    if (prices_configurations()) {
+      maybe_refit();
+      design_gp = pricing_model();
+    }
+    if (settings_.batch_price_quantile > 0)
+      design_batch.emplace(settings_.design_budget_fraction * search_budget() - node_seconds() -
+                               pending_node_seconds(),
+                           batch_price_factor(), timed_sizes(), settings_.blind_price_factor,
+                           node_seconds_left());
   }
   while (static_cast<int>(out.size()) < max_count && design_next_ < design_.size()) {
     if (budget_spent()) break;
-    const auto& d = design_[design_next_++];
-    if (excluded.count({d.comm_size, d.config})) continue;
+    const auto& d = design_[design_next_];
+    if (excluded.count({d.comm_size, d.config})) {
+      ++design_next_;
+      continue;
+    }
     double price = planned_price(d.comm_size, d.config);
     if (design_gp) {
       Eigen::MatrixXd mean, var;
@@ -799,9 +837,13 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
     }
     if (budgeted && node_seconds() + pending_node_seconds() + price >
                         settings_.design_budget_fraction * search_budget()) {
+      ++design_next_;
       ++design_cut_;  // cannot afford it within the design's share
       continue;
     }
+    if (design_batch && !design_batch->admits(d.comm_size, price)) break;  // the next batch's
+    ++design_next_;
+    if (design_batch) design_batch->add(d.comm_size, price);
     out.push_back(d);
     pending_.insert({{d.comm_size, d.config}, price});
     excluded.insert({d.comm_size, d.config});
@@ -845,6 +887,12 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
   if (cost_model_on() && !(settings_.cost_model_mean && cost_model_covers(collective_)))
     pricing = pricing_model();
   bool first_pick = pending_.empty();
+  // Under a node-second budget the first pick of a batch needs its price to fit what is left,
+  // the others join as BatchCheck says.
+  std::optional<BatchCheck> batch;
+  if (budgeted && settings_.batch_price_quantile > 0)
+    batch.emplace(node_seconds_left(), batch_price_factor(), timed_sizes(),
+                  settings_.blind_price_factor, node_seconds_left());
   while (static_cast<int>(out.size()) < max_count) {
     if (budget_spent()) {
       if (pending_.empty()) stopped_ = true, stop_reason_ = budget_reason();
@@ -878,6 +926,8 @@ std::vector<ClusterSuggestion> ClusterBayesStrategy::suggest(int max_count) {
       }
       first_pick = false;
     }
+    if (batch && !batch->admits(affordable->pair.first, affordable->price)) break;
+    if (batch) batch->add(affordable->pair.first, affordable->price);
     const Pair pick = affordable->pair;
     out.push_back({pick.first, pick.second});
     pending_.insert({pick, affordable->price});
@@ -894,9 +944,16 @@ void ClusterBayesStrategy::observe(int comm_size, const Evaluation& evaluation) 
   if (evaluation.msg_sizes.size() != evaluation.latency_us.size())
     throw std::invalid_argument("bo-cluster: evaluation sizes and latencies differ in length");
   const TuningConfig c = space_at(comm_size).canonical(evaluation.config);
-  auto it = pending_.find(Pair{comm_size, c});
-  if (it != pending_.end()) pending_.erase(it);
+  // Its price when picked counts as a price in seconds when a run had reported its seconds by
+  // then (under a budget the first batch is that one run; the runs after it were priced after).
+  const bool timed = std::any_of(evaluations_.begin(), evaluations_.end(),
+                                 [](const Observed& e) { return e.evaluation.seconds > 0; });
   Observed o{comm_size, evaluation};
+  auto it = pending_.find(Pair{comm_size, c});
+  if (it != pending_.end()) {
+    if (timed) o.priced = it->second;
+    pending_.erase(it);
+  }
   o.evaluation.config = c;
   evaluations_.push_back(std::move(o));
   // The budget itself; what the reserve holds back is judged when the next batch is asked for
@@ -1047,6 +1104,7 @@ nlohmann::json ClusterBayesStrategy::state() const {
   for (const auto& o : evaluations_) {
     nlohmann::json j = o.evaluation;
     j["comm_size"] = o.comm_size;
+    if (o.priced > 0) j["priced"] = o.priced;
     evals.push_back(std::move(j));
   }
   nlohmann::json pending = nlohmann::json::array();
@@ -1077,6 +1135,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
     Observed o;
     o.comm_size = e.at("comm_size").get<int>();
     o.evaluation = e.get<Evaluation>();  // seconds absent in older states: priced
+    o.priced = e.value("priced", 0.0);   // absent in older states: unknown
     if (o.comm_size < 2) throw std::invalid_argument("bo-cluster: malformed evaluation in state");
     evals.push_back(std::move(o));
   }

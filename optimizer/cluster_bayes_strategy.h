@@ -48,7 +48,10 @@
 //    lowest posterior mean at (P', s) over the configurations of that size. Evaluated,
 //    pending and failed pairs are never suggested again. Under a node-second budget, the best
 //    candidate whose price fits what is left of it (spent + pending prices) is picked; none
-//    fits = stop ("budget: node-seconds").
+//    fits = stop ("budget: node-seconds"). A pick after a batch's first joins it only when the
+//    batch fits at its prices times what runs cost over their prices (batch_price_quantile),
+//    and at a size never run only as the batch's one run there unless the batch's runs at
+//    such sizes fit what is left at blind_price_factor times their prices; else the batch ends.
 //  - Budget accounting: spent = sum over the observed runs of Evaluation::seconds x nodes(P)
 //    (the size's price for a run reporting 0 seconds); a pending run counts at the price it
 //    had when it was picked (the size's price for design runs, made before any model). With a
@@ -82,7 +85,8 @@
 //
 // Settings (ClusterStrategyOptions::settings, all optional): initial_points (int, 0 = auto),
 // design_defaults (true), ei_noise_fraction (0.3), ei_floor (0.002), refit_growth (1.25),
-// max_fit_rows (60), design_budget_fraction (1/3), default_alias (true), cost_model_prices
+// max_fit_rows (60), design_budget_fraction (1/3), batch_price_quantile (0.9, 0 or in (0, 1]),
+// blind_price_factor (3, >= 1), default_alias (true), cost_model_prices
 // (true), calibrate_algorithms (true), cost_model_mean (false: the cost model in the search's
 // own surrogate too; tried, not kept, docs/whole-cluster.md).
 #pragma once
@@ -108,6 +112,17 @@ struct ClusterBayesSettings {
   double refit_growth = 1.25;
   int max_fit_rows = 60;
   double design_budget_fraction = 1.0 / 3;  // share of budget_node_seconds the design may use
+  // Under a node-second budget, a run joins a batch beside others only when the batch fits what
+  // is left with every price multiplied by this quantile of what the runs so far cost over
+  // their prices when picked (at least 1), and at a size never run only as its batch's one run
+  // there (but see blind_price_factor); the first run of a batch needs its price to fit. 0 =
+  // the prices alone, any number of runs at a size never run (before 2026-11-28).
+  double batch_price_quantile = 0.9;
+  // A size never run takes more than one run of a batch while the batch's runs at sizes never
+  // run, at this many times their prices, fit what is left of the budget: a price there is an
+  // extrapolation, 1.9-3.6x under at 1024 simulated ranks from one run at 2 (a large number =
+  // always one run there, as on 2026-11-27 evening; 1 = the prices trusted).
+  double blind_price_factor = 3;
   // Price runs with the analytic cost model (algorithm_cost_model.h) as the prior mean of the
   // pricing surrogate, and plan the design at its prices; false = the older pricing (the
   // surrogate alone, the design at the sizes' prices), kept as an ablation.
@@ -158,6 +173,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   // Introspection for benchmarks.
   int evaluations() const { return static_cast<int>(evaluations_.size()); }
+  bool design_done() const { return design_next_ >= design_.size(); }  // every point sent or cut
   // Node-seconds spent: observed seconds x nodes per run (size_price() for runs reporting 0).
   double node_seconds() const;
   // A size's relative cost: ClusterSize::run_cost, else comm_size x log2 comm_size (no unit).
@@ -180,6 +196,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   struct Observed {
     int comm_size = 0;
     Evaluation evaluation;
+    // The node-seconds it was priced at when picked, when that price was in seconds (a run
+    // was observed with its seconds before); 0 = unknown (not picked here, or no unit yet).
+    double priced = 0;
   };
   // Per comm size, the observed runs that reported their seconds.
   std::map<int, TimedRuns> timed_runs() const;
@@ -260,6 +279,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
       const std::vector<Pair>& pairs, const Eigen::MatrixXd& mean, const Eigen::MatrixXd& var,
       std::optional<std::pair<std::int64_t, std::int64_t>> span = std::nullopt) const;
   double pending_node_seconds() const;  // sum of the pending runs' prices
+  // What runs cost over their prices when picked: the batch_price_quantile of that ratio over
+  // the observed runs priced in seconds, at least 1 (1 when there are none).
+  double batch_price_factor() const;
+  std::set<int> timed_sizes() const;  // comm sizes with an observed run that reported seconds
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).
   int cell_means(int comm_size, const TuningConfig& config, Eigen::VectorXd* mean_log) const;

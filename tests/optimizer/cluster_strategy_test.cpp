@@ -373,30 +373,61 @@ TEST(ClusterStrategy, FitsTheInitialDesignToAThirdOfTheNodeSecondBudget) {
   auto o = options({4, 8, 16, 64, 128}, 0);
   const std::map<int, double> price{{4, 1}, {8, 2}, {16, 4}, {64, 50}, {128, 100}};
   for (auto& size : o.sizes) size.run_cost = price.at(size.comm_size);
-  // The design: under a budget, its first run alone (which prices the rest), then the rest.
-  auto design_cost = [&](ClusterStrategy& s) {
+  // The design: under a budget, its first run alone (which prices the rest), then the rest in
+  // batches where a size not run yet takes several runs only while the batch's runs at such
+  // sizes, at `blind` (blind_price_factor) times their prices, fit what is left of the budget.
+  int several_batches = 0;  // batches with several runs at a size not run yet
+  auto design_cost = [&](ClusterStrategy& s, double blind) {
     double total = 0;
     int runs = 0;
     Rng rng(1);
-    auto first = s.suggest(1000);
-    for (const auto& d : first) total += price.at(d.comm_size), ++runs;
-    if (o.budget_node_seconds > 0) {
-      EXPECT_EQ(first.size(), 1u);
-      Evaluation e = evaluate(first[0].config, first[0].comm_size, rng);
-      e.seconds = price.at(first[0].comm_size);
-      s.observe(first[0].comm_size, e);
-      for (const auto& d : s.suggest(1000)) total += price.at(d.comm_size), ++runs;
+    const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(s);
+    std::set<int> timed;  // sizes run in an earlier batch
+    for (int batch = 0; batch < 20 && !bayes.design_done(); ++batch) {
+      const double left = o.budget_node_seconds - total;
+      const auto out = s.suggest(1000);
+      if (o.budget_node_seconds > 0 && batch == 0) {
+        EXPECT_EQ(out.size(), 1u);
+      }
+      std::map<int, int> at;
+      for (const auto& d : out) {
+        total += price.at(d.comm_size), ++runs;
+        Evaluation e = evaluate(d.config, d.comm_size, rng);
+        e.seconds = price.at(d.comm_size);
+        s.observe(d.comm_size, e);
+        ++at[d.comm_size];
+      }
+      double blind_cost = 0;  // the batch's runs at sizes not run yet
+      bool several = false;
+      for (const auto& [p, n] : at)
+        if (!timed.count(p)) blind_cost += n * price.at(p), several = several || n > 1;
+      if (o.budget_node_seconds > 0 && several) {
+        EXPECT_LE(blind * blind_cost, left) << "batch " << batch;
+        ++several_batches;
+      }
+      for (const auto& [p, n] : at) timed.insert(p);
     }
+    EXPECT_TRUE(bayes.design_done());
     return std::make_pair(total, runs);
   };
   auto free = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
-  const auto [free_cost, free_runs] = design_cost(*free);
+  const auto [free_cost, free_runs] = design_cost(*free, 3);
   o.budget_node_seconds = 600;
   ASSERT_GT(free_cost, 200);  // unfitted, the design alone would take over a third of 600
   auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
-  const auto [fitted_cost, fitted_runs] = design_cost(*s);
+  const auto [fitted_cost, fitted_runs] = design_cost(*s, 3);
   EXPECT_LE(fitted_cost, 200);
   EXPECT_GE(fitted_runs, free_runs - 2);  // moved to cheaper sizes rather than dropped
+  EXPECT_GT(several_batches, 0);  // 3x the prices fit 600: sizes not run yet took several runs
+  {
+    // A large blind_price_factor: one run per size not run yet, in every batch.
+    auto strict_options = o;
+    strict_options.settings = {{"blind_price_factor", 1e12}};
+    several_batches = 0;
+    auto strict = make_cluster_strategy("bo-cluster", Collective::bcast, table(), strict_options);
+    EXPECT_EQ(design_cost(*strict, 1e12), std::make_pair(fitted_cost, fitted_runs));
+    EXPECT_EQ(several_batches, 0);
+  }
   const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
   EXPECT_NE(bayes.design_note().find("moved to smaller sizes"), std::string::npos);
   expect_each_point_counted_once(bayes.design_note());
@@ -453,10 +484,11 @@ TEST(ClusterStrategy, ADesignPricedInNoUnitIsNotFittedToANodeSecondBudget) {
   auto s = make_cluster_strategy("bo-cluster", Collective::allgather, table(), o);
   const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
   EXPECT_EQ(bayes.design_note(), "");
-  // The design runs as it would without the budget (under one, its first run alone).
+  // The design runs as it would without the budget (under one, its first run alone, then one
+  // run per size not run yet in a batch, "The search").
   Rng rng(2);
   std::map<int, int> budgeted;
-  for (int round = 0; round < 2; ++round)
+  for (int round = 0; round < 20 && !bayes.design_done(); ++round)
     for (const auto& d : s->suggest(1000)) {
       ++budgeted[d.comm_size];
       Evaluation e = evaluate(d.config, d.comm_size, rng);
@@ -570,6 +602,63 @@ TEST(ClusterStrategy, WithoutCallsPerRunASizesPriceTakesItsUnitFromWhatRunsCost)
         EXPECT_NEAR(s->run_price(p, TuningConfig{}), p / 4.0, 1e-9)
             << name << " " << budget << " at " << p << (ran.count(p) ? "" : " (never ran)");
     }
+  }
+}
+
+TEST(ClusterStrategy, ABatchThatItsPricesUnderstateIsCutBeforeItCrossesTheNodeSecondBudget) {
+  // Every run costs twice its price when it was picked (a pricing model that under-prices, as
+  // at the largest size of a campaign with few runs there). With its batch checked at the
+  // prices alone (batch_price_quantile 0, as before) the last batch crosses the budget by up to
+  // what was left; checked at the prices times what runs cost over them (the default), the
+  // search ends within one run of the budget, in smaller batches near its end.
+  auto spend = [](double budget, double quantile, std::size_t* last_batch) {
+    auto o = options({4, 8, 16}, 60);
+    for (auto m : o.msg_sizes) o.calls_per_run[m] = 100;
+    o.budget_node_seconds = budget;
+    o.settings = {
+        {"ei_floor", 0.0}, {"ei_noise_fraction", 0.0}, {"batch_price_quantile", quantile}};
+    auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(), o);
+    Rng rng(4);
+    double spent = 0, dearest = 0;
+    for (int round = 0; round < 200 && !s->done(); ++round) {
+      const auto batch = s->suggest(8);
+      if (batch.empty()) break;
+      std::vector<double> cost;
+      for (const auto& b : batch) cost.push_back(2 * s->run_price(b.comm_size, b.config));
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        Evaluation e = evaluate(batch[i].config, batch[i].comm_size, rng);
+        e.seconds = round == 0 ? 3 : cost[i];
+        spent += e.seconds;
+        dearest = std::max(dearest, e.seconds);
+        s->observe(batch[i].comm_size, e);
+      }
+      *last_batch = batch.size();
+    }
+    EXPECT_TRUE(s->done());
+    EXPECT_EQ(s->stop_reason().rfind("budget", 0), 0u) << s->stop_reason();
+    return std::pair{spent, dearest};
+  };
+  for (const double budget : {30.0, 60.0, 120.0}) {
+    std::size_t last_before = 0, last_now = 0;
+    const auto [before, dear_before] = spend(budget, 0, &last_before);
+    const auto [now, dear_now] = spend(budget, 0.9, &last_now);
+    std::printf("budget %.0f: prices alone %.1f (last batch %zu), now %.1f (last batch %zu)\n",
+                budget, before, last_before, now, last_now);
+    EXPECT_LE(now, budget + dear_now) << budget;
+    EXPECT_GE(now, budget - 2 * dear_now) << budget << ": the budget is still spent";
+    EXPECT_GT(before, 1.2 * budget) << budget << ": the prices alone cross it by a fifth or more";
+    EXPECT_GT(dear_before, 0);
+  }
+  auto o = options({4, 8}, 10);
+  for (const double bad : {-0.1, 1.5}) {
+    o.settings = {{"batch_price_quantile", bad}};
+    EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
+                 std::invalid_argument);
+  }
+  for (const double bad : {0.0, 0.5}) {
+    o.settings = {{"blind_price_factor", bad}};
+    EXPECT_THROW(make_cluster_strategy("bo-cluster", Collective::bcast, table(), o),
+                 std::invalid_argument);
   }
 }
 
