@@ -153,8 +153,7 @@ double ClusterBayesStrategy::pending_node_seconds() const {
 
 std::set<int> ClusterBayesStrategy::timed_sizes() const {
   std::set<int> out;
-  for (const auto& o : evaluations_)
-    if (o.evaluation.seconds > 0) out.insert(o.comm_size);
+  for (const auto& [comm_size, runs] : timed_runs()) out.insert(comm_size);
   return out;
 }
 

@@ -282,7 +282,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // What runs cost over their prices when picked: the batch_price_quantile of that ratio over
   // the observed runs priced in seconds, at least 1 (1 when there are none).
   double batch_price_factor() const;
-  std::set<int> timed_sizes() const;  // comm sizes with an observed run that reported seconds
+  std::set<int> timed_sizes() const;  // the comm sizes of timed_runs()
   // Mean log latency per message size over the complete runs of `config` at `comm_size`;
   // returns the number of runs (0: none, `mean_log` untouched).
   int cell_means(int comm_size, const TuningConfig& config, Eigen::VectorXd* mean_log) const;
