@@ -484,8 +484,8 @@ TEST(ClusterStrategy, ADesignPricedInNoUnitIsNotFittedToANodeSecondBudget) {
   auto s = make_cluster_strategy("bo-cluster", Collective::allgather, table(), o);
   const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
   EXPECT_EQ(bayes.design_note(), "");
-  // The design runs as it would without the budget (under one, its first run alone, then one
-  // run per size not run yet in a batch, "The search").
+  // The design runs as it would without the budget (under one, its first run alone, then the
+  // rest in batches as "The search" checks them).
   Rng rng(2);
   std::map<int, int> budgeted;
   for (int round = 0; round < 20 && !bayes.design_done(); ++round)
