@@ -27,12 +27,8 @@ namespace {
 // phase (run_context): it suggests nothing and names the finalists and picks of that size.
 class ClusterSizeView : public Strategy {
  public:
-  ClusterSizeView(const ClusterStrategy& cluster, int comm_size, int evaluations,
-                  double min_confidence)
-      : cluster_(cluster),
-        comm_size_(comm_size),
-        evaluations_(evaluations),
-        min_confidence_(min_confidence) {}
+  ClusterSizeView(const ClusterStrategy& cluster, int comm_size, int evaluations)
+      : cluster_(cluster), comm_size_(comm_size), evaluations_(evaluations) {}
   std::string name() const override { return cluster_.name(); }
   std::vector<TuningConfig> suggest(int) override { return {}; }
   void observe(const Evaluation&) override {}
@@ -40,7 +36,7 @@ class ClusterSizeView : public Strategy {
   int planned_evaluations() const override { return evaluations_; }
   int reused_runs() const override { return cluster_.reused_runs(comm_size_); }
   std::vector<TuningConfig> finalists(int per_size) const override {
-    return cluster_final_candidates(cluster_, comm_size_, per_size, min_confidence_);
+    return cluster_final_candidates(cluster_, comm_size_, per_size);
   }
   std::vector<Choice> recommend() const override {
     std::vector<Choice> out;
@@ -57,7 +53,6 @@ class ClusterSizeView : public Strategy {
   const ClusterStrategy& cluster_;
   int comm_size_;
   int evaluations_;
-  double min_confidence_;
 };
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nullptr; }
@@ -220,7 +215,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     }
     options.reserve = [&, comm_sizes, context_of](const ClusterStrategy& strategy) {
       return first_look_reserve(
-          strategy, comm_sizes, spec.final_candidates, spec.cluster.min_confidence,
+          strategy, comm_sizes, spec.final_candidates,
           [&](int p) {
             return search_latencies(store_.runs_of_context(context_of.at(p), JobPurpose::search));
           },
@@ -336,10 +331,10 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     for (std::size_t k = 0; k < order.size(); ++k) {
       const ContextRecord& c = group[order[k]];
       // Its price serves its later looks too.
-      candidates[k] = cluster_first_look(
-          *strategy, c.comm_size, spec.final_candidates, spec.cluster.min_confidence,
-          search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
-          SearchSpace(c.collective, c.comm_size, table_));
+      candidates[k] =
+          cluster_first_look(*strategy, c.comm_size, spec.final_candidates,
+                             search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
+                             SearchSpace(c.collective, c.comm_size, table_));
       if (c.state == ContextState::done ||
           !store_.runs_of_context(c.id, JobPurpose::final).empty()) {  // its first look is done
         candidates[k].nominated.clear();
@@ -355,7 +350,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == c.id && job.purpose == JobPurpose::search)
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
-    ClusterSizeView view(*strategy, c.comm_size, evaluations, spec.cluster.min_confidence);
+    ClusterSizeView view(*strategy, c.comm_size, evaluations);
     std::function<FinalLookBudget()> look_budget;
     if (total > 0)
       look_budget = [&, k] {

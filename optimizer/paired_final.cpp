@@ -58,15 +58,13 @@ double look_cost(int rounds, const std::set<TuningConfig>& tested,
 }
 
 FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_size, int per_size,
-                                      double min_confidence, const SearchLatencies& latencies,
-                                      const SearchSpace& space) {
+                                      const SearchLatencies& latencies, const SearchSpace& space) {
   std::vector<Choice> picks;
   for (const auto& c : strategy.recommend({comm_size}, 0.0))
     picks.push_back({c.msg_size, c.config, c.latency_us, c.default_us});
   FirstLookCandidate out;
-  out.nominated =
-      final_nominees(picks, cluster_final_candidates(strategy, comm_size, per_size, min_confidence),
-                     latencies, space);
+  out.nominated = final_nominees(picks, cluster_final_candidates(strategy, comm_size, per_size),
+                                 latencies, space);
   out.values = first_look_values(out.nominated, picks);
   // Every run at the default's price there, priced once (the strategy's prices follow its
   // observations, which a plan does not change). A nominee at its own price was measured worse:
@@ -100,15 +98,15 @@ std::vector<TuningConfig> by_value(const std::map<TuningConfig, double>& values)
 }  // namespace
 
 double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int>& comm_sizes,
-                          int per_size, double min_confidence,
+                          int per_size,
                           const std::function<SearchLatencies(int comm_size)>& latencies,
                           Collective collective, const AlgorithmTable& table, double money) {
   double reserve = 0;
   for (int p : comm_sizes) {
     const SearchLatencies measured = latencies(p);
     if (measured.empty()) continue;
-    const FirstLookCandidate look = cluster_first_look(strategy, p, per_size, min_confidence,
-                                                       measured, SearchSpace(collective, p, table));
+    const FirstLookCandidate look =
+        cluster_first_look(strategy, p, per_size, measured, SearchSpace(collective, p, table));
     std::set<TuningConfig> tested;
     double fits = 0;  // the look of the most nominees, most valuable first, that money pays for
     for (const auto& config : by_value(look.values)) {
@@ -254,10 +252,10 @@ std::optional<std::pair<std::int64_t, std::int64_t>> look_size_span(
 }
 
 std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
-                                                   int per_size, double min_confidence) {
+                                                   int per_size) {
   std::vector<TuningConfig> out = strategy.finalists(comm_size, per_size);
-  for (const auto& choice : strategy.recommend({comm_size}, min_confidence))
-    if (!choice.config.is_default() && choice.confidence >= min_confidence &&
+  for (const auto& choice : strategy.recommend({comm_size}, 0.0))
+    if (!choice.config.is_default() && choice.confidence >= kNominateOdds &&
         std::find(out.begin(), out.end(), choice.config) == out.end())
       out.push_back(choice.config);
   return out;

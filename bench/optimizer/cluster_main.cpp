@@ -714,7 +714,7 @@ int main(int argc, char** argv) {
         if (whole_campaign)
           co.reserve = [&](const ClusterStrategy& strategy) {
             return first_look_reserve(
-                strategy, sizes, 2, min_confidence,
+                strategy, sizes, 2,
                 [&](int p) {
                   const auto it = search_latency.find(p);
                   return it == search_latency.end() ? SearchLatencies{} : it->second;
@@ -809,7 +809,7 @@ int main(int argc, char** argv) {
         if (whole_campaign) {
           for (std::size_t k = 0; k < order.size(); ++k) {
             const int p = order[k];
-            candidates[k] = cluster_first_look(*strategy, p, 2, min_confidence, search_latency[p],
+            candidates[k] = cluster_first_look(*strategy, p, 2, search_latency[p],
                                                SearchSpace(*collective, p, table));
             if (paired && unverified_above > 0 && p > unverified_above) {
               candidates[k].nominated.clear();
@@ -845,10 +845,9 @@ int main(int argc, char** argv) {
               po.planned = budget.planned;
               po.reserved_after = plan.after(at);
             }
-            const bench::PairedFinalDraw fin =
-                bench::draw_paired_final(land.at(p), space, choices,
-                                         cluster_final_candidates(*strategy, p, 2, min_confidence),
-                                         search_latency[p], searched_runs[p], po, draws);
+            const bench::PairedFinalDraw fin = bench::draw_paired_final(
+                land.at(p), space, choices, cluster_final_candidates(*strategy, p, 2),
+                search_latency[p], searched_runs[p], po, draws);
             choices = fin.choices;
             c.runs += fin.runs;
             c.final_runs += fin.runs;

@@ -266,18 +266,24 @@ class FixedClusterStrategy : public ClusterStrategy {
   std::vector<ClusterChoice> picks_;
 };
 
-TEST(PairedFinal, AWholeClusterSizeMayNominateAConfidentPickItNeverRan) {
+TEST(PairedFinal, AWholeClusterSizeNominatesThePickItRanksFirstWhetherRunThereOrNot) {
   const TuningConfig ran{6, 0, 0}, predicted{5, 0, 0};
   // Confident: the pick joins the finalists (after them), so the final phase verifies it.
-  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.9), 1024, 2, 0.7),
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.9), 1024, 2),
             (std::vector<TuningConfig>{ran, predicted}));
-  // Not confident: only what ran there.
-  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.5), 1024, 2, 0.7),
+  // Below the campaign's gate (0.8, for the sizes written untested) but at even odds or better:
+  // the paired test is its verification, so it is nominated too.
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.6), 1024, 2),
+            (std::vector<TuningConfig>{ran, predicted}));
+  EXPECT_EQ(
+      cluster_final_candidates(FixedClusterStrategy({ran}, predicted, kNominateOdds), 1024, 2),
+      (std::vector<TuningConfig>{ran, predicted}));
+  // The model holds the default more likely faster: only what ran there.
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({ran}, predicted, 0.4), 1024, 2),
             (std::vector<TuningConfig>{ran}));
   // Already a finalist: listed once.
-  EXPECT_EQ(
-      cluster_final_candidates(FixedClusterStrategy({predicted}, predicted, 0.9), 1024, 2, 0.7),
-      (std::vector<TuningConfig>{predicted}));
+  EXPECT_EQ(cluster_final_candidates(FixedClusterStrategy({predicted}, predicted, 0.9), 1024, 2),
+            (std::vector<TuningConfig>{predicted}));
 }
 
 constexpr double kAll = std::numeric_limits<double>::infinity();  // money for every look
@@ -288,7 +294,7 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   const TuningConfig ran{1, 0, 0};
   const FixedClusterStrategy strategy({ran}, ran, 0.9);
   const SearchSpace space(Collective::bcast, 16, table());
-  const FirstLookCandidate look = cluster_first_look(strategy, 16, 2, 0.7, {}, space);
+  const FirstLookCandidate look = cluster_first_look(strategy, 16, 2, {}, space);
   EXPECT_EQ(look.nominated, (std::map<std::int64_t, TuningConfig>{{1024, ran}}));
   EXPECT_EQ(look.values.size(), 1u);
   // Planned as whole runs of the default; expected to cost the span's price when it runs.
@@ -300,20 +306,20 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   auto latencies_at = [&](std::set<int> sizes) {
     return [=](int p) { return sizes.count(p) ? measured : SearchLatencies{}; };
   };
-  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({8, 16, 32}),
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({8, 16, 32}),
                                       Collective::bcast, table(), kAll),
                    12);
-  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({16}),
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({16}),
                                       Collective::bcast, table(), kAll),
                    4);
-  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, 0.7, latencies_at({}),
-                                      Collective::bcast, table(), kAll),
+  EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({}), Collective::bcast,
+                                      table(), kAll),
                    0);
   // The default picked everywhere: nothing to test, nothing held back.
   const FixedClusterStrategy plain({}, TuningConfig::default_decision(), 0.9);
-  EXPECT_TRUE(cluster_first_look(plain, 16, 2, 0.7, {}, space).nominated.empty());
-  EXPECT_DOUBLE_EQ(first_look_reserve(plain, {8, 16}, 2, 0.7, latencies_at({8, 16}),
-                                      Collective::bcast, table(), kAll),
+  EXPECT_TRUE(cluster_first_look(plain, 16, 2, {}, space).nominated.empty());
+  EXPECT_DOUBLE_EQ(first_look_reserve(plain, {8, 16}, 2, latencies_at({8, 16}), Collective::bcast,
+                                      table(), kAll),
                    0);
 }
 
@@ -326,14 +332,13 @@ TEST(PairedFinal, TheSearchHoldsBackOnlyTheLooksWhatIsLeftCanPayFor) {
   strategy.add_pick(64, chain, 1.0, 3.0);
   strategy.set_run_price(32, 20);
   const SearchLatencies measured{{1024, {{linear, {5.0}}}}, {64, {{chain, {1.0}}}}};
-  ASSERT_EQ(cluster_first_look(strategy, 32, 2, 0.7, measured,
-                               SearchSpace(Collective::bcast, 32, table()))
-                .nominated,
-            (std::map<std::int64_t, TuningConfig>{{64, chain}, {1024, linear}}));
+  ASSERT_EQ(
+      cluster_first_look(strategy, 32, 2, measured, SearchSpace(Collective::bcast, 32, table()))
+          .nominated,
+      (std::map<std::int64_t, TuningConfig>{{64, chain}, {1024, linear}}));
   auto reserve = [&](double money) {
     return first_look_reserve(
-        strategy, {8, 16, 32}, 2, 0.7, [&](int) { return measured; }, Collective::bcast, table(),
-        money);
+        strategy, {8, 16, 32}, 2, [&](int) { return measured; }, Collective::bcast, table(), money);
   };
   // Every look costs no more than what is left: all held back, whether or not they fit
   // together (when not, the search stops and the plan at its end chooses among them).
