@@ -342,20 +342,28 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           store_.runs_of_context(context.id, JobPurpose::final), options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
-    // Nominees a look left out because the campaign's node-second budget could not pay for them.
-    std::set<TuningConfig> unaffordable;
+    // Nominees a look left out because the campaign's node-second budget could not pay for them,
+    // and those given a leftover first look (leftover_look_budget).
+    std::set<TuningConfig> unaffordable, leftover_looked;
     for (;;) {
       auto [data, intervals] = evaluate();
       std::set<TuningConfig> open;
       for (const auto& c : open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain))
         if (!unaffordable.count(c)) open.insert(c);
       if (open.empty()) break;
-      const int rounds =
-          next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
+      int rounds = next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
+      const FinalLookBudget budget = look_budget ? look_budget() : FinalLookBudget{};
+      if (rounds == 0 && budget.leftover) {  // a first look past the size's looks and cap
+        std::set<TuningConfig> first_looks;
+        for (const auto& c : untested_nominees(nominated, options.msg_sizes, open, intervals))
+          if (leftover_looked.insert(c).second) first_looks.insert(c);  // once: its runs may fail
+        open = std::move(first_looks);
+        if (!open.empty()) rounds = seq.rounds_per_look;
+      }
       if (rounds == 0) break;
       if (look_budget) {
-        const std::set<TuningConfig> paid =
-            affordable_nominees(nominated, open, rounds, look_budget(), data.jobs == 0);
+        const std::set<TuningConfig> paid = affordable_nominees(nominated, open, rounds, budget,
+                                                                data.jobs == 0 && !budget.leftover);
         for (const auto& c : open)
           if (!paid.count(c)) unaffordable.insert(c);
         open = paid;

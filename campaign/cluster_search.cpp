@@ -343,32 +343,50 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     }
     plan = plan_final_looks(candidates, total - group_node_seconds());
   }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const ContextRecord& c = group[order[k]];
-    if (c.state == ContextState::done) continue;
+  // One size's final phase (run_context: the view of the strategy at that size, the look
+  // budget); a failure marks the size failed and ends the group.
+  auto final_phase = [&](const ContextRecord& c, const std::function<FinalLookBudget()>& budget) {
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
       if (job.context_id == c.id && job.purpose == JobPurpose::search)
         evaluations += static_cast<int>(store_.runs_of_job(job.id).size());
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
-    std::function<FinalLookBudget()> look_budget;
-    if (total > 0)
-      look_budget = [&, k] {
-        return final_look_budget(plan, candidates, k, total - group_node_seconds());
-      };
     EngineOutcome outcome;
     try {
-      outcome = run_context(campaign, spec, c, cancel, &view, look_budget);
+      outcome = run_context(campaign, spec, c, cancel, &view, budget);
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();
       outcome = EngineOutcome::failed;
     }
-    if (outcome == EngineOutcome::interrupted) return outcome;
-    if (outcome == EngineOutcome::failed) {
-      store_.set_context_state(c.id, ContextState::failed);
-      return outcome;
-    }
+    if (outcome == EngineOutcome::failed) store_.set_context_state(c.id, ContextState::failed);
+    return outcome;
+  };
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const ContextRecord& c = group[order[k]];
+    if (c.state == ContextState::done) continue;
+    std::function<FinalLookBudget()> look_budget;
+    if (total > 0)
+      look_budget = [&, k] {
+        return final_look_budget(plan, candidates, k, total - group_node_seconds());
+      };
+    const EngineOutcome outcome = final_phase(c, look_budget);
+    if (outcome == EngineOutcome::interrupted || outcome == EngineOutcome::failed) return outcome;
+  }
+  // What the planned looks left unspent tests, in the same order, the nominees no look tested
+  // (leftover_look_budget): a size whose result has a nominee with no pair has its final phase
+  // run again, which adds their first look when it fits and recomputes the size's picks.
+  for (std::size_t k = 0; total > 0 && k < order.size() && group_node_seconds() < total; ++k) {
+    const std::optional<ContextRecord> c = store_.context(group[order[k]].id);
+    if (!c || c->state != ContextState::done || !c->result.is_object()) continue;
+    bool untested = false;
+    for (const auto& pick : c->result.value("picks", nlohmann::json::array()))
+      untested = untested || (!pick.value("candidate", nlohmann::json()).is_null() &&
+                              pick.value("samples", 0) == 0);
+    if (!untested) continue;
+    const EngineOutcome outcome = final_phase(
+        *c, [&, k] { return leftover_look_budget(candidates[k], total - group_node_seconds()); });
+    if (outcome == EngineOutcome::interrupted || outcome == EngineOutcome::failed) return outcome;
   }
 
   // The predictions for the sizes not run, kept with the lead's result (recomputed from the

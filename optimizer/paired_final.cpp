@@ -214,6 +214,29 @@ FinalLookBudget final_look_budget(const FirstLookPlan& plan,
           plan.tested.at(k)};
 }
 
+FinalLookBudget leftover_look_budget(const FirstLookCandidate& size, double unspent) {
+  FinalLookBudget out{unspent, size.expected_price ? size.expected_price : size.run_price, {}};
+  for (const auto& [msg_size, config] : size.nominated) out.planned.insert(config);
+  out.leftover = true;
+  return out;
+}
+
+std::set<TuningConfig> untested_nominees(
+    const std::map<std::int64_t, TuningConfig>& nominated,
+    const std::vector<std::int64_t>& msg_sizes, const std::set<TuningConfig>& open,
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals) {
+  std::set<TuningConfig> out;
+  for (const auto& c : open) {
+    const auto it = intervals.find(c);
+    bool paired = false;
+    for (std::size_t i = 0; it != intervals.end() && i < msg_sizes.size(); ++i)
+      if (auto n = nominated.find(msg_sizes[i]); n != nominated.end() && n->second == c)
+        paired = paired || (i < it->second.size() && it->second[i].pairs > 0);
+    if (!paired) out.insert(c);
+  }
+  return out;
+}
+
 std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
                                            const std::set<TuningConfig>& open, int rounds,
                                            const FinalLookBudget& budget, bool first) {

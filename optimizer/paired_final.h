@@ -126,6 +126,9 @@ struct FinalLookBudget {
   double left = 0;
   SpanPrice run_price;
   std::set<TuningConfig> planned;
+  // A leftover look (leftover_look_budget): every size's phase has run, and what they did not
+  // spend pays for the first look of nominees no look tested, past the size's looks and cap.
+  bool leftover = false;
 };
 
 // The first looks of the sizes' final phases, planned together: what each tests and what it
@@ -150,6 +153,25 @@ FirstLookPlan plan_final_looks(const std::vector<FirstLookCandidate>& sizes, dou
 FinalLookBudget final_look_budget(const FirstLookPlan& plan,
                                   const std::vector<FirstLookCandidate>& sizes, std::size_t k,
                                   double unspent);
+
+// After the final phases of every size under a budget for the whole campaign, the money the
+// planned looks did not spend (the plan prices whole runs of the default, and a look measures
+// only its nominees' span) pays, in the same order of sizes, for more looks at the sizes a
+// nominee of which no look tested (the budget was short when their phase ran: at the largest
+// size, first in the order, the looks planned for every smaller size were still held back):
+// further looks for their undecided nominees within the size's planned looks and cap on runs,
+// and a first look for the nominees no look tested past them (a nominee's first look spends
+// none of the alpha its interval is given; the budget bounds it). Measured: bench/README.md,
+// "The money the planned looks leave pays for more looks". `unspent`: what the campaign has
+// not spent; nothing is held back for other sizes; every nominee of `size` may be tested.
+FinalLookBudget leftover_look_budget(const FirstLookCandidate& size, double unspent);
+
+// The `open` nominees with no pair at any size they are nominated for (`intervals`, per
+// candidate measured, one per entry of `msg_sizes`): those a leftover look may test.
+std::set<TuningConfig> untested_nominees(
+    const std::map<std::int64_t, TuningConfig>& nominated,
+    const std::vector<std::int64_t>& msg_sizes, const std::set<TuningConfig>& open,
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals);
 
 // The `open` nominees a look of `rounds` rounds tests under `budget`: on the first look
 // (`first`) the planned ones only; of those, all when the look fits, else as many as fit, those

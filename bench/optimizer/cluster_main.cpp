@@ -60,6 +60,7 @@ struct Scored {
   // was proven faster than the default, and the comm sizes the search never ran (a campaign
   // has nothing of its own to test there: the default stands).
   int final_runs = 0;
+  int leftover_runs = 0;  // of those, the leftover looks' (--total-budget)
   double search_node_seconds = 0;
   int nominated_cells = 0, proven_cells = 0, sizes_without_runs = 0;
   std::map<int, double> final_node_seconds_by_comm;
@@ -818,6 +819,10 @@ int main(int argc, char** argv) {
           }
           plan = plan_final_looks(candidates, budget_node_seconds - c.node_seconds);
         }
+        // Under a budget for the whole campaign each size's phase is kept, and the sizes are
+        // scored after the leftover looks (below).
+        std::map<int, bench::PairedFinalState> phases;
+        std::map<int, std::vector<Choice>> unscored;
         for (int p : order) {
           const bool unverified = paired && unverified_above > 0 && p > unverified_above;
           std::vector<Choice> choices = choices_at(unverified ? gated : picks, p);
@@ -844,6 +849,7 @@ int main(int argc, char** argv) {
               po.run_price = budget.run_price;
               po.planned = budget.planned;
               po.reserved_after = plan.after(at);
+              po.state = &phases[p];
             }
             const bench::PairedFinalDraw fin = bench::draw_paired_final(
                 land.at(p), space, choices, cluster_final_candidates(*strategy, p, 2),
@@ -859,8 +865,47 @@ int main(int argc, char** argv) {
             c.nominated_cells += fin.nominated_sizes;
             c.proven_cells += fin.proven_sizes;
             c.untested_cells += fin.untested_sizes;
+            if (whole_campaign) {
+              unscored[p] = choices;
+              continue;
+            }
           }
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
+        }
+        // What the planned looks left unspent tests, in the same order, the nominees no look
+        // tested (as the engine does: leftover_look_budget, optimizer/paired_final.h).
+        for (std::size_t at = 0; at < order.size(); ++at) {
+          const int p = order[at];
+          if (!unscored.count(p)) continue;
+          bench::PairedFinalState& phase = phases[p];
+          if (phase.drawn.untested_sizes > 0 && budget_node_seconds > c.node_seconds) {
+            const FinalLookBudget budget =
+                leftover_look_budget(candidates[at], budget_node_seconds - c.node_seconds);
+            bench::PairedFinalOptions po;
+            po.cost = cost;
+            po.unspent_node_seconds = budget.left;
+            po.nodes = nodes(p);
+            po.run_price = budget.run_price;
+            po.planned = budget.planned;
+            po.leftover = true;
+            po.state = &phase;
+            const bench::PairedFinalDraw before = phase.drawn;
+            const bench::PairedFinalDraw fin = bench::draw_paired_final(
+                land.at(p), SearchSpace(*collective, p, table), choices_at(picks, p),
+                cluster_final_candidates(*strategy, p, 2), search_latency[p], searched_runs[p], po,
+                draws);
+            c.runs += fin.runs - before.runs;
+            c.final_runs += fin.runs - before.runs;
+            c.node_seconds += (fin.benchmark_seconds - before.benchmark_seconds) * nodes(p);
+            c.final_node_seconds_by_comm[p] = fin.benchmark_seconds * nodes(p);
+            c.final_runs_by_comm[p] = fin.runs;
+            c.final_looks_by_comm[p] = fin.looks;
+            c.proven_cells += fin.proven_sizes - before.proven_sizes;
+            c.untested_cells += fin.untested_sizes - before.untested_sizes;
+            c.leftover_runs += fin.runs - before.runs;
+            unscored[p] = fin.choices;
+          }
+          for (double x : score(p, unscored[p])) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
         if (!diagnose.empty()) c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
         return c;
@@ -950,6 +995,7 @@ int main(int argc, char** argv) {
           if (total_budget > 0) {
             j["total_budget"] = total_budget;
             j["untested_cells"] = r.untested_cells;
+            j["leftover_runs"] = r.leftover_runs;
           }
           if (unverified_above > 0) {
             j["unverified_above"] = unverified_above;

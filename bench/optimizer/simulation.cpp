@@ -250,6 +250,16 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   // Per candidate, per message size: log(candidate / default) of every round's pair.
   std::map<TuningConfig, std::vector<std::vector<double>>> log_ratios;
   std::map<TuningConfig, std::vector<PairedInterval>> intervals;
+  std::set<TuningConfig> unaffordable;            // left out of a look by the campaign's budget
+  std::set<TuningConfig> leftover_looked;         // given a leftover first look
+  if (options.state && options.state->started) {  // going on from the size's earlier phase
+    out = options.state->drawn;
+    log_ratios = options.state->log_ratios;
+    intervals = options.state->intervals;
+    out.untested_sizes = out.proven_sizes = 0;
+    out.choices.clear();
+  }
+  const double seconds_before = out.benchmark_seconds;
   // One run over the look's message sizes (look_size_span); NaN at the sizes outside them.
   auto draw = [&](const TuningConfig& c, std::size_t lo, std::size_t hi) {
     const std::vector<std::int64_t> span(sizes.begin() + lo, sizes.begin() + hi + 1);
@@ -260,22 +270,27 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
     std::copy(lat.begin(), lat.end(), all.begin() + static_cast<std::ptrdiff_t>(lo));
     return all;
   };
-  std::set<TuningConfig> unaffordable;  // left out of a look by the campaign's budget
   for (;;) {
     std::set<TuningConfig> open;
     for (const auto& c : open_nominees(nominated, sizes, intervals, seq.min_gain))
       if (!unaffordable.count(c)) open.insert(c);
     if (open.empty()) break;
-    const int rounds =
-        next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
+    int rounds = next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
+    if (rounds == 0 && options.leftover) {  // a first look past the size's looks and cap
+      std::set<TuningConfig> first_looks;
+      for (const auto& c : untested_nominees(nominated, sizes, open, intervals))
+        if (leftover_looked.insert(c).second) first_looks.insert(c);  // once, as the engine
+      open = std::move(first_looks);
+      if (!open.empty()) rounds = seq.rounds_per_look;
+    }
     if (rounds == 0) break;
     if (options.unspent_node_seconds) {
       const FinalLookBudget budget{*options.unspent_node_seconds -
-                                       out.benchmark_seconds * options.nodes -
+                                       (out.benchmark_seconds - seconds_before) * options.nodes -
                                        options.reserved_after,
-                                   options.run_price, options.planned};
+                                   options.run_price, options.planned, options.leftover};
       const std::set<TuningConfig> paid =
-          affordable_nominees(nominated, open, rounds, budget, out.looks == 0);
+          affordable_nominees(nominated, open, rounds, budget, out.looks == 0 && !options.leftover);
       for (const auto& c : open)
         if (!paid.count(c)) unaffordable.insert(c);
       open = paid;
@@ -313,6 +328,7 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
       }
     out.choices.push_back(choice);
   }
+  if (options.state) *options.state = {true, out, log_ratios, intervals};
   return out;
 }
 

@@ -68,6 +68,7 @@ SimulationResult simulate(const Landscape& landscape, const AlgorithmTable& tabl
 // within final_run_cap(search_runs, final_repeats, nominees) runs, each over the look's message
 // sizes only (look_size_span). The written choice per
 // message size is the nominee when proven faster, else the default.
+struct PairedFinalState;
 struct PairedFinalOptions {
   int final_repeats = 3;  // the engine's spec default
   double min_gain = 0;    // the engine's spec default
@@ -82,6 +83,14 @@ struct PairedFinalOptions {
   SpanPrice run_price;
   double reserved_after = 0;
   std::set<TuningConfig> planned;
+  // A leftover look after every size's phase (the engine's leftover_look_budget,
+  // optimizer/paired_final.h): `planned` holds every nominee, nothing is held back for other
+  // sizes, and the nominees no look tested get a first look past the size's looks and cap.
+  bool leftover = false;
+  // Where the phase's pairs are kept between calls (null = not kept): a call with a state that
+  // holds a size's earlier phase goes on from it, as the engine's final phase goes on from the
+  // runs it stored.
+  PairedFinalState* state = nullptr;
 };
 struct PairedFinalDraw {
   std::vector<Choice> choices;  // one per landscape message size
@@ -90,6 +99,13 @@ struct PairedFinalDraw {
   int nominated_sizes = 0, proven_sizes = 0;
   int nominees = 0;        // distinct nominated configurations
   int untested_sizes = 0;  // nominated sizes whose nominee the budget could not pay to test
+};
+// A size's final phase so far: what it drew and its pairs.
+struct PairedFinalState {
+  bool started = false;
+  PairedFinalDraw drawn;
+  std::map<TuningConfig, std::vector<std::vector<double>>> log_ratios;
+  std::map<TuningConfig, std::vector<PairedInterval>> intervals;
 };
 PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace& space,
                                   const std::vector<Choice>& picks,

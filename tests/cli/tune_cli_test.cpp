@@ -496,6 +496,55 @@ TEST_F(TuneCliTest, WholeClusterTotalBudgetCoversSearchAndFinalPhases) {
       << both.stderr_text;
 }
 
+TEST_F(TuneCliTest, WholeClusterMoneyThePlannedLooksLeftPaysForMoreLooks) {
+  // Under a total budget the final phases run largest first, each holding back the planned
+  // first looks of the smaller sizes at whole-run prices of the default; those looks measure a
+  // narrower span and cost less. The money the smaller sizes did not spend then pays for more
+  // looks, largest size first (leftover_look_budget, optimizer/paired_final.h): here a further
+  // round at 16 ranks for the nominee still open there, within the total.
+  const auto db = (dir_ / "left.db").string();
+  auto r = run_process(
+      {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8,16", "--collectives", "reduce",
+       "--sizes", "4:1048576", "--total-node-seconds", "180", "--db", db, "--rules-out",
+       (dir_ / "left.conf").string(), "--report-out", (dir_ / "left.json").string()},
+      {.timeout_s = 180});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
+  std::ifstream in(dir_ / "left.json");
+  const auto report = nlohmann::json::parse(in);
+  const auto& purpose = report.at("cost").at("by_purpose");
+  EXPECT_LE(purpose.at("search").at("node_seconds").get<double>() +
+                purpose.at("final").at("node_seconds").get<double>(),
+            180.0);
+  Store store(db);
+  std::map<std::int64_t, int> comm_size;
+  for (const auto& c : store.contexts(1)) comm_size[c.id] = c.comm_size;
+  // The final jobs in the order they ran: 16, 8, 4, 2 ranks, then 16 again.
+  std::vector<int> order;
+  std::vector<JobRecord> finals;
+  for (const auto& job : store.jobs(1))
+    if (job.purpose == JobPurpose::final) {
+      order.push_back(comm_size.at(job.context_id));
+      finals.push_back(job);
+    }
+  ASSERT_GE(order.size(), 5u);
+  EXPECT_EQ(order.front(), 16);
+  EXPECT_EQ(order.back(), 16) << "a leftover look at 16 ranks after the smaller sizes' phases";
+  EXPECT_EQ(std::set<int>(order.begin(), order.end() - 1), (std::set<int>{2, 4, 8, 16}));
+  // It adds pairs to a nominee still open there: more than its first look's two.
+  std::set<TuningConfig> looked_again;
+  for (const auto& c : finals.back().request.at("configs"))
+    if (!c.get<TuningConfig>().is_default()) looked_again.insert(c.get<TuningConfig>());
+  ASSERT_FALSE(looked_again.empty());
+  int more_pairs = 0;
+  for (const auto& cell : report.at("results")) {
+    const auto candidate = cell.value("candidate", nlohmann::json());
+    if (cell.at("comm_size") == 16 && !candidate.is_null() &&
+        looked_again.count(candidate.get<TuningConfig>()))
+      more_pairs += cell.at("pairs").get<int>() > 2;
+  }
+  EXPECT_GT(more_pairs, 0);
+}
+
 TEST_F(TuneCliTest, WholeClusterInputIsRefusedWithTheReasonBeforeAnything) {
   struct Case {
     std::vector<std::string> flags;

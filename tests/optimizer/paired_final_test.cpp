@@ -192,6 +192,36 @@ TEST(PairedFinal, ANomineeStaysOpenUntilItsIntervalDecidesEverySizeItIsNominated
   EXPECT_TRUE(open_nominees(nominated, sizes, intervals, 0.0).empty());
 }
 
+// After every size's phase: a leftover look may spend all that is unspent, on any nominee, at
+// the size's expected prices; the nominees it may give a first look are those with no pair.
+TEST(PairedFinal, ALeftoverLookSpendsWhatIsUnspentOnTheNomineesNoLookTested) {
+  const TuningConfig a{6, 0, 0}, b{2, 8192, 4}, c{3, 0, 0};
+  FirstLookCandidate size;
+  size.nominated = {{4, a}, {8, b}, {16, c}};
+  size.run_price = [](const TuningConfig&, std::int64_t, std::int64_t) { return 10.0; };
+  size.expected_price = [](const TuningConfig&, std::int64_t, std::int64_t) { return 3.0; };
+  const FinalLookBudget budget = leftover_look_budget(size, 25);
+  EXPECT_TRUE(budget.leftover);
+  EXPECT_DOUBLE_EQ(budget.left, 25);
+  EXPECT_DOUBLE_EQ(budget.run_price(a, 4, 8), 3.0);
+  EXPECT_EQ(budget.planned, (std::set<TuningConfig>{a, b, c}));
+  // Not a first look: every nominee may be tested; 2 rounds of the default and a, b, c at 3
+  // each cost 24, within 25.
+  EXPECT_EQ(affordable_nominees(size.nominated, {a, b, c}, 2, budget, false),
+            (std::set<TuningConfig>{a, b, c}));
+
+  const std::vector<std::int64_t> sizes = {4, 8, 16};
+  PairedInterval none, two;
+  two.pairs = 2;
+  // a has pairs at its size; b's interval exists but without pairs (its runs failed); c has
+  // no interval.
+  const std::map<TuningConfig, std::vector<PairedInterval>> intervals = {{a, {two, none, none}},
+                                                                         {b, {two, none, none}}};
+  EXPECT_EQ(untested_nominees(size.nominated, sizes, {a, b, c}, intervals),
+            (std::set<TuningConfig>{b, c}));
+  EXPECT_EQ(untested_nominees(size.nominated, sizes, {a}, intervals), std::set<TuningConfig>{});
+}
+
 TEST(PairedFinal, ALookMeasuresFromTheSmallestToTheLargestSizeAnOpenNomineeIsNominatedFor) {
   const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
   const std::map<std::int64_t, TuningConfig> nominated = {{8, a}, {64, b}, {256, a}, {4096, b}};
