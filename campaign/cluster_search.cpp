@@ -373,9 +373,10 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     const EngineOutcome outcome = final_phase(c, look_budget);
     if (outcome == EngineOutcome::interrupted || outcome == EngineOutcome::failed) return outcome;
   }
-  // What the planned looks left unspent tests, in the same order, the nominees no look tested
+  // What the planned looks left unspent pays for more looks, in the same order
   // (leftover_look_budget): a size whose result has a nominee with no pair has its final phase
-  // run again, which adds their first look when it fits and recomputes the size's picks.
+  // run again on all that is left, which adds further looks for its undecided nominees and a
+  // first look for those no look tested when they fit, and recomputes the size's picks.
   for (std::size_t k = 0; total > 0 && k < order.size() && group_node_seconds() < total; ++k) {
     const std::optional<ContextRecord> c = store_.context(group[order[k]].id);
     if (!c || c->state != ContextState::done || !c->result.is_object()) continue;

@@ -872,8 +872,9 @@ int main(int argc, char** argv) {
           }
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
-        // What the planned looks left unspent tests, in the same order, the nominees no look
-        // tested (as the engine does: leftover_look_budget, optimizer/paired_final.h).
+        // What the planned looks left unspent pays for more looks, in the same order, at the
+        // sizes with a nominee no look tested (as the engine does: leftover_look_budget,
+        // optimizer/paired_final.h).
         for (std::size_t at = 0; at < order.size(); ++at) {
           const int p = order[at];
           if (!unscored.count(p)) continue;
