@@ -290,6 +290,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   store_.set_context_state(context.id, ContextState::finalizing);
 
   nlohmann::json picks = nlohmann::json::array();
+  std::vector<int> passes;  // ContextResult::final_passes
   if (paired) {
     // Final phase (docs/final-choice.md): per size, the strategy's pick is the candidate; it is
     // re-measured against the default in alternating (A B / B A) rounds, and repeats are added
@@ -337,33 +338,61 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
                        : final_run_cap(search_runs, spec.final_repeats, nominees);
     seq.test.looks = planned_looks(1 + nominees, seq);
 
-    auto evaluate = [&] {
-      const PairedFinalData data = paired_final_data(
-          store_.runs_of_context(context.id, JobPurpose::final), options.msg_sizes);
+    // The final runs (of the jobs before `before_job` only, when given: what a look recorded
+    // earlier was decided on).
+    auto evaluate = [&](std::optional<std::int64_t> before_job = std::nullopt) {
+      auto runs = store_.runs_of_context(context.id, JobPurpose::final);
+      if (before_job)
+        std::erase_if(runs, [&](const RunRecord& r) { return r.job_id >= *before_job; });
+      const PairedFinalData data = paired_final_data(runs, options.msg_sizes);
       return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
     };
+    // Under a look budget, which nominees a look tests also depends on those the looks before
+    // it in the same pass left out for money, which the store does not keep: a resume first
+    // replays the looks the pass recorded (each decided on the runs before it, its nominees as
+    // recorded). A size's first pass holds its final jobs from the first one; its leftover pass
+    // (leftover_look_budget) those after the ones its first pass ended with (final_passes).
+    const bool leftover_pass = look_budget && look_budget().leftover;
+    std::vector<JobRecord> recorded;
+    if (look_budget) {
+      if (const auto first = context_result_of(context.result); first && leftover_pass)
+        passes = first->final_passes;
+      const std::size_t earlier = passes.empty() ? 0 : static_cast<std::size_t>(passes.back());
+      std::size_t n = 0;
+      for (const auto& job : store_.jobs(campaign.id))
+        if (job.context_id == context.id && job.purpose == JobPurpose::final && n++ >= earlier)
+          recorded.push_back(job);
+    }
     // Nominees a look left out because the campaign's node-second budget could not pay for them,
     // and those given a leftover first look (leftover_look_budget).
     std::set<TuningConfig> unaffordable, leftover_looked;
-    for (;;) {
-      auto [data, intervals] = evaluate();
+    for (std::size_t replayed = 0;;) {
+      const bool replay = replayed < recorded.size();
+      auto [data, intervals] = replay ? evaluate(recorded[replayed].id) : evaluate();
       std::set<TuningConfig> open;
       for (const auto& c : open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain))
         if (!unaffordable.count(c)) open.insert(c);
-      if (open.empty()) break;
+      if (open.empty() && !replay) break;
       int rounds = next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
-      const FinalLookBudget budget = look_budget ? look_budget() : FinalLookBudget{};
-      if (rounds == 0 && budget.leftover) {  // a first look past the size's looks and cap
+      if (rounds == 0 && leftover_pass) {  // a first look past the size's looks and cap
         std::set<TuningConfig> first_looks;
         for (const auto& c : untested_nominees(nominated, options.msg_sizes, open, intervals))
           if (leftover_looked.insert(c).second) first_looks.insert(c);  // once: its runs may fail
         open = std::move(first_looks);
         if (!open.empty()) rounds = seq.rounds_per_look;
       }
+      if (replay) {  // the look as recorded: what it left out of `open`, it left out for money
+        std::set<TuningConfig> looked;
+        for (const auto& c : recorded[replayed++].request.at("configs"))
+          looked.insert(c.get<TuningConfig>());
+        for (const auto& c : open)
+          if (!looked.count(c)) unaffordable.insert(c);
+        continue;
+      }
       if (rounds == 0) break;
       if (look_budget) {
-        const std::set<TuningConfig> paid = affordable_nominees(nominated, open, rounds, budget,
-                                                                data.jobs == 0 && !budget.leftover);
+        const std::set<TuningConfig> paid = affordable_nominees(
+            nominated, open, rounds, look_budget(), data.jobs == 0 && !leftover_pass);
         for (const auto& c : open)
           if (!paid.count(c)) unaffordable.insert(c);
         open = paid;
@@ -381,6 +410,12 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
           request.max_size = span->second;
         }
       if (!run_final_job(tag, request)) return EngineOutcome::interrupted;
+    }
+    if (look_budget) {  // the final jobs this pass ended with
+      int jobs = 0;
+      for (const auto& job : store_.jobs(campaign.id))
+        jobs += job.context_id == context.id && job.purpose == JobPurpose::final;
+      passes.push_back(jobs);
     }
     auto [data, intervals] = evaluate();
     for (std::size_t i = 0; i < options.msg_sizes.size(); ++i) {
@@ -490,6 +525,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
   result.space = static_cast<std::int64_t>(space.size());
   result.strategy = strategy->name();
   result.failed_sizes = failed_sizes;
+  result.final_passes = passes;
   store_.save_context_result(context.id, result);
   store_.set_context_state(context.id, ContextState::done);
   emit(campaign.id, "context_done",

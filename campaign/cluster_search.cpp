@@ -5,11 +5,13 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "campaign/campaign_engine.h"
 #include "campaign/campaign_states.h"
 #include "campaign/context_request.h"
+#include "campaign/context_result.h"
 #include "campaign/final_choice.h"
 #include "campaign/retune_warm_start.h"
 #include "campaign/search_jobs.h"
@@ -44,9 +46,9 @@ class ClusterSizeView : public Strategy {
       out.push_back({c.msg_size, c.config, c.latency_us, c.default_us});
     return out;
   }
-  nlohmann::json state() const override {
-    return {{"observations", {{"evaluations", evaluations_}}}};
-  }
+  int evaluations() const override { return evaluations_; }
+  // None of its own: the whole-cluster search keeps its state on the group's lead.
+  nlohmann::json state() const override { return nullptr; }
   void restore(const nlohmann::json&) override {}
 
  private:
@@ -197,12 +199,14 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // will find them: from the strategy and what the search measured there (the store's runs: those
   // the strategy observed when it asks for the reserve, before a batch).
   const double total = spec.cluster.total_node_seconds;
-  // What the campaign's runs at the group's sizes have cost, in node-seconds.
-  auto group_node_seconds = [&] {
+  // What the campaign's runs at the group's sizes have cost, in node-seconds (those of one
+  // purpose only, when given).
+  auto group_node_seconds = [&](std::optional<JobPurpose> only = std::nullopt) {
     double sum = 0;
     for (const auto& c : group)
       for (const auto& run : store_.runs_of_context(c.id))
-        sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
+        if (!only || run.purpose == *only)
+          sum += observed_seconds(run.provenance) * std::max(1, c.nodes);
     return sum;
   };
   if (total > 0) {
@@ -317,8 +321,8 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
 
   // The final phase of every measured size, as for a context of its own, smallest first. Under
   // a budget for the whole campaign (optimizer/paired_final.h): largest first (the dearest look
-  // is decided while the most is left), the first looks of the sizes not started yet planned
-  // together on what the campaign has left, each run priced as the search priced its reserve
+  // is decided while the most is left), the first looks of all sizes planned together on
+  // what the search left, each run priced as the search priced its reserve
   // (the strategy's price of the default there, cluster_first_look), each look checked at
   // what its runs are expected to cost (final_look_budget); a size's nominees come from the
   // search alone, so they are known before any final phase runs.
@@ -335,13 +339,11 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
           cluster_first_look(*strategy, c.comm_size, spec.final_candidates,
                              search_latencies(store_.runs_of_context(c.id, JobPurpose::search)),
                              SearchSpace(c.collective, c.comm_size, table_));
-      if (c.state == ContextState::done ||
-          !store_.runs_of_context(c.id, JobPurpose::final).empty()) {  // its first look is done
-        candidates[k].nominated.clear();
-        candidates[k].values.clear();
-      }
     }
-    plan = plan_final_looks(candidates, total - group_node_seconds());
+    // On what the search left: a resume makes the plan the final phases started with (the
+    // strategy's state and the search's runs are those it had then), so an interrupted
+    // campaign ends as one never interrupted.
+    plan = plan_final_looks(candidates, total - group_node_seconds(JobPurpose::search));
   }
   // One size's final phase (run_context: the view of the strategy at that size, the look
   // budget); a failure marks the size failed and ends the group.
@@ -365,6 +367,9 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   for (std::size_t k = 0; k < order.size(); ++k) {
     const ContextRecord& c = group[order[k]];
     if (c.state == ContextState::done) continue;
+    // Its first pass ended (a resume): its leftover pass, if any, is below.
+    if (const auto done = context_result_of(c.result); done && !done->final_passes.empty())
+      continue;
     std::function<FinalLookBudget()> look_budget;
     if (total > 0)
       look_budget = [&, k] {
@@ -377,14 +382,22 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   // (leftover_look_budget): a size whose result has a nominee with no pair has its final phase
   // run again on all that is left, which adds further looks for its undecided nominees and a
   // first look for those no look tested when they fit, and recomputes the size's picks.
-  for (std::size_t k = 0; total > 0 && k < order.size() && group_node_seconds() < total; ++k) {
+  // A size's leftover pass runs once (ContextResult::final_passes); one a resume finds started
+  // (its first pass ended, the size not done) is finished, whatever is left.
+  for (std::size_t k = 0; total > 0 && k < order.size(); ++k) {
     const std::optional<ContextRecord> c = store_.context(group[order[k]].id);
-    if (!c || c->state != ContextState::done || !c->result.is_object()) continue;
+    const auto first = c ? context_result_of(c->result) : std::nullopt;
+    if (!first || c->state == ContextState::failed || first->final_passes.size() != 1) continue;
+    const bool started = c->state != ContextState::done;
+    if (!started && group_node_seconds() >= total) continue;
     bool untested = false;
     for (const auto& pick : c->result.value("picks", nlohmann::json::array()))
       untested = untested || (!pick.value("candidate", nlohmann::json()).is_null() &&
                               pick.value("samples", 0) == 0);
-    if (!untested) continue;
+    if (!untested) {
+      if (started) store_.set_context_state(c->id, ContextState::done);
+      continue;
+    }
     const EngineOutcome outcome = final_phase(
         *c, [&, k] { return leftover_look_budget(candidates[k], total - group_node_seconds()); });
     if (outcome == EngineOutcome::interrupted || outcome == EngineOutcome::failed) return outcome;

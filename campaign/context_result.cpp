@@ -55,6 +55,7 @@ void to_json(nlohmann::json& j, const ContextResult& r) {
        {"space", r.space},
        {"strategy", r.strategy}};
   if (r.failed_sizes.is_array() && !r.failed_sizes.empty()) j["failed_sizes"] = r.failed_sizes;
+  if (!r.final_passes.empty()) j["final_passes"] = r.final_passes;
 }
 
 void from_json(const nlohmann::json& j, ContextResult& r) {
@@ -64,6 +65,7 @@ void from_json(const nlohmann::json& j, ContextResult& r) {
   r.space = j.value("space", std::int64_t{0});
   r.strategy = j.value("strategy", std::string());
   r.failed_sizes = j.value("failed_sizes", nlohmann::json::array());
+  r.final_passes = j.value("final_passes", std::vector<int>{});
 }
 
 std::optional<ContextResult> context_result_of(const nlohmann::json& stored) {

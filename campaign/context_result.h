@@ -36,13 +36,18 @@ struct ContextPick {
 };
 
 // JSON: picks, evaluations, space, strategy, failed_sizes (only when some size failed:
-// [{msg_size, reason}]).
+// [{msg_size, reason}]), final_passes (only when not empty).
 struct ContextResult {
   std::vector<ContextPick> picks;
   int evaluations = 0;
   std::int64_t space = 0;
   std::string strategy;
   nlohmann::json failed_sizes = nlohmann::json::array();
+  // Under a budget for the whole campaign (cluster.total_node_seconds): the final jobs the
+  // context had when each pass of its paired final phase ended, the first pass's, then the
+  // leftover pass's (optimizer/paired_final.h, leftover_look_budget). A resume tells the
+  // passes' looks apart by them. Empty otherwise.
+  std::vector<int> final_passes;
 
   // The pick at `msg_size`, or null.
   const ContextPick* pick_at(std::int64_t msg_size) const;

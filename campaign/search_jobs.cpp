@@ -65,7 +65,8 @@ std::optional<std::vector<Measurement>> SearchJobRunner::run(const SearchBatch& 
     const auto job_id =
         store_.create_job(setup_.campaign_id, context_id, tag, setup_.backend, JobPurpose::search,
                           nlohmann::json(request), with_state ? state : nlohmann::json(nullptr));
-    if (last && !with_state) store_.save_optimizer_state(setup_.state_context, state);
+    if (last && !with_state && !state.is_null())
+      store_.save_optimizer_state(setup_.state_context, state);
     current_.push_back(*store_.job(job_id));
   }
   return execute_current();
@@ -88,6 +89,10 @@ void SearchJobRunner::batch_done(const SearchBatch&) {
     if (!resumed_) emit_("job_done", {{"job_id", job.id}, {"context_id", job.context_id}});
   }
   current_.clear();
+}
+
+void SearchJobRunner::search_ended(const nlohmann::json& state) {
+  if (!state.is_null()) store_.save_optimizer_state(setup_.state_context, state);
 }
 
 }  // namespace colltune

@@ -4,7 +4,8 @@
 // recorded in the store before any of them runs (an interruption then resumes them instead of
 // losing what the searcher marked as suggested), together with the searcher's state after
 // suggest(); the jobs run on the backend through the JobExecutor, and once the searcher observed
-// the whole batch every job is marked done with its state and a durable job_done event.
+// the whole batch every job is marked done with its state and a durable job_done event; the
+// state the search ended with is saved too.
 // resume() finishes the search jobs an interrupted earlier run left "submitting" or "running"
 // (only the runs never recorded are run).
 #pragma once
@@ -46,6 +47,9 @@ class SearchJobRunner : public BatchRunner {
   std::optional<std::vector<Measurement>> resume() override;
   std::optional<std::vector<Measurement>> run(const SearchBatch& batch) override;
   void batch_done(const SearchBatch& batch) override;
+  // Saves the state the search ended with on the state context (a resume past the search
+  // restores it); a null state (a searcher that keeps none of its own) is not saved.
+  void search_ended(const nlohmann::json& state) override;
 
   // Search jobs created by this runner so far.
   std::size_t jobs_created() const { return setup_.first_job_number - first_number_; }

@@ -140,9 +140,9 @@ struct FirstLookPlan {
   double after(std::size_t k) const;
 };
 
-// The plan of the first looks of `sizes` (in the order their final phases run; a size whose
-// first look is done has no nominees left) on `money`, what the campaign has not spent when
-// the final phases start (plan_first_looks). Planned once: planned again before each size's
+// The plan of the first looks of `sizes` (in the order their final phases run) on `money`,
+// what the campaign has not spent when the final phases start (plan_first_looks); a resume
+// makes the same plan from the same inputs. Planned once: planned again before each size's
 // phase, the money a look did not spend went to first looks of later sizes rather than to
 // later looks, and it measured worse (bench/README.md, "The search's reserve follows its
 // nominees").

@@ -69,6 +69,7 @@ SearchLoopResult run_search_loop(Searcher& searcher, BatchRunner& runner, int ba
   while (!searcher.done()) {
     if (!runner.keep_searching()) {
       result.end = SearchEnd::runner_stop;
+      runner.search_ended(searcher.state());
       return result;
     }
     if (runner.interrupted()) {
@@ -91,6 +92,7 @@ SearchLoopResult run_search_loop(Searcher& searcher, BatchRunner& runner, int ba
     observe(*measurements, batch);
   }
   result.end = SearchEnd::strategy_done;
+  runner.search_ended(searcher.state());
   return result;
 }
 

@@ -116,6 +116,11 @@ class BatchRunner {
   // After the strategy observed a whole batch (the engine marks the job done with the
   // strategy's state here).
   virtual void batch_done(const SearchBatch& batch) { (void)batch; }
+  // Once, when the search ended without an interruption (the strategy done, nothing more to
+  // suggest, or keep_searching() said no): the searcher's state as the search left it. A last
+  // suggest() that gave nothing may still have changed it (a model refitted to decide that), and
+  // what follows the search reads it; the engine saves it so that a resume continues from it.
+  virtual void search_ended(const nlohmann::json& state) { (void)state; }
 };
 
 enum class SearchEnd {

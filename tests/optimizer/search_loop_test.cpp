@@ -34,10 +34,12 @@ class CountingRunner : public BatchRunner {
   bool keep_searching() override { return !stop_after || numbers.size() < *stop_after; }
   void observed(const Evaluation&) override { ++observed_count; }
   void batch_done(const SearchBatch&) override { ++done_count; }
+  void search_ended(const nlohmann::json& state) override { ended.push_back(state); }
 
   std::vector<std::size_t> numbers;
   std::optional<std::size_t> interrupt_at, stop_after;
   int observed_count = 0, done_count = 0;
+  std::vector<nlohmann::json> ended;  // the states search_ended was given
 };
 
 TEST(SearchLoop, RunsBatchesUntilTheStrategyIsDone) {
@@ -53,6 +55,9 @@ TEST(SearchLoop, RunsBatchesUntilTheStrategyIsDone) {
   EXPECT_EQ(runner.done_count, 3);
   EXPECT_EQ(strategy->evaluations(), 10);
   EXPECT_EQ(r.decision_seconds.size(), 3u);
+  // Once, with the state the search ended with.
+  ASSERT_EQ(runner.ended.size(), 1u);
+  EXPECT_EQ(runner.ended.front(), strategy->state());
 }
 
 TEST(SearchLoop, TheRunnerStopsOrInterruptsIt) {
@@ -65,6 +70,8 @@ TEST(SearchLoop, TheRunnerStopsOrInterruptsIt) {
     EXPECT_EQ(r.end, SearchEnd::runner_stop);
     EXPECT_EQ(r.batches, 2u);
     EXPECT_FALSE(strategy->done());
+    ASSERT_EQ(runner.ended.size(), 1u);  // a search the runner stopped ended too
+    EXPECT_EQ(runner.ended.front(), strategy->state());
   }
   {
     auto strategy = random_strategy(space, 40);
@@ -77,6 +84,7 @@ TEST(SearchLoop, TheRunnerStopsOrInterruptsIt) {
     EXPECT_EQ(runner.observed_count, 4);
     EXPECT_EQ(runner.done_count, 1);
     EXPECT_EQ(strategy->evaluations(), 4);
+    EXPECT_TRUE(runner.ended.empty()) << "an interrupted search did not end";
   }
 }
 

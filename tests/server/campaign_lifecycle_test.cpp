@@ -200,19 +200,23 @@ TEST(ContextResult, KeepsEveryStoredFieldThroughTheType) {
                        {"evaluations", 12},
                        {"space", 40},
                        {"strategy", "bo"},
-                       {"failed_sizes", json::array({{{"msg_size", 32}, {"reason", "x"}}})}};
+                       {"failed_sizes", json::array({{{"msg_size", 32}, {"reason", "x"}}})},
+                       {"final_passes", json::array({5, 7})}};
   const auto result = context_result_of(stored);
   ASSERT_TRUE(result);
   EXPECT_EQ(json(*result), stored);
+  EXPECT_EQ(result->final_passes, (std::vector<int>{5, 7}));
   ASSERT_EQ(result->picks.size(), 3u);
   EXPECT_EQ(result->picks[1].extra.at("verdict"), "tie");
   EXPECT_EQ(result->picks[2].method_or_median(), "median");
   ASSERT_NE(result->pick_at(16), nullptr);
   EXPECT_EQ(result->pick_at(16)->best, (TuningConfig{3, 0, 0}));
   EXPECT_EQ(result->pick_at(64), nullptr);
-  // Without failed sizes the field is absent, as the engine always stored it.
+  // Without failed sizes (or passes: no budget for the whole campaign) the field is absent, as
+  // the engine always stored it.
   json no_failures = stored;
   no_failures.erase("failed_sizes");
+  no_failures.erase("final_passes");
   EXPECT_EQ(json(no_failures.get<ContextResult>()), no_failures);
   EXPECT_FALSE(context_result_of(nullptr));
   EXPECT_FALSE(context_result_of(json::object()));
