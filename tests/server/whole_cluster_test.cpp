@@ -4,6 +4,7 @@
 // the largest size that means the same in each Open MPI version's reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -374,6 +375,95 @@ class WholeCluster : public ::testing::Test {
     return TuningConfig::default_decision();
   }
 
+  // Runs `spec` once uninterrupted, then again interrupted inside each of its final jobs in
+  // turn (once one run of it is recorded) and resumed: the same jobs, runs and results.
+  // `leftover`: the uninterrupted campaign has a leftover look.
+  // Each campaign in a store of its own (`name`-...), as the first: the sim's noise follows the
+  // job's tag, which names the campaign.
+  void check_interrupted_in_every_final_job(const CampaignSpec& spec, bool leftover,
+                                            const std::string& name) {
+    struct Job {
+      std::string tag;
+      nlohmann::json request;
+      std::vector<std::tuple<TuningConfig, std::vector<double>, double>> runs;  // seconds last
+      bool operator==(const Job&) const = default;
+    };
+    auto read = [](Store& store, std::int64_t id) {
+      std::vector<Job> jobs;
+      for (const auto& job : store.jobs(id)) {
+        Job j{job.tag, job.request, {}};
+        for (const auto& run : store.runs_of_job(job.id)) {
+          std::vector<double> rows;
+          for (const auto& row : run.rows) rows.push_back(row.avg_us);
+          j.runs.emplace_back(run.config, rows, observed_seconds(run.provenance));
+        }
+        jobs.push_back(std::move(j));
+      }
+      std::vector<nlohmann::json> results;
+      for (const auto& c : store.contexts(id)) results.push_back(c.result);
+      return std::make_pair(jobs, results);
+    };
+
+    Store store((dir_ / (name + ".db")).string());
+    const auto whole = CampaignEngine::create_campaign(store, spec);
+    std::vector<int> final_sizes;
+    {
+      StoreEventSink events(store, [&](const std::string& type, const nlohmann::json& p) {
+        if (type == "job_started" && p.value("purpose", std::string()) == "final")
+          final_sizes.push_back(p.at("comm_size").get<int>());
+      });
+      CancelFlag go_on;
+      CampaignEngine engine(store, *backend_, table_, &events);
+      ASSERT_EQ(engine.run(whole, go_on), EngineOutcome::completed) << engine.error();
+    }
+    // Under a total budget the phases run largest first, and a leftover look is a final job at
+    // a size above the one before it; otherwise they run smallest first.
+    if (leftover) {
+      ASSERT_EQ(final_sizes.front(), 16);
+      bool after_smaller = false;
+      for (std::size_t i = 1; i < final_sizes.size(); ++i)
+        after_smaller = after_smaller || final_sizes[i] > final_sizes[i - 1];
+      ASSERT_TRUE(after_smaller) << "no leftover look in this campaign";
+    } else {
+      ASSERT_TRUE(std::is_sorted(final_sizes.begin(), final_sizes.end()));
+    }
+    const auto [jobs, results] = read(store, whole);
+
+    for (std::size_t at = 0; at < final_sizes.size(); ++at) {
+      SCOPED_TRACE("interrupted in final job " + std::to_string(at + 1) + " of " +
+                   std::to_string(final_sizes.size()) + " (" + std::to_string(final_sizes[at]) +
+                   " ranks)");
+      Store other((dir_ / (name + "-interrupted-" + std::to_string(at) + ".db")).string());
+      const auto id = CampaignEngine::create_campaign(other, spec);
+      {
+        CancelFlag cancel;
+        std::size_t finals = 0;
+        int runs_in_job = 0;
+        StoreEventSink events(other, [&](const std::string& type, const nlohmann::json& p) {
+          if (p.value("purpose", std::string()) != "final") return;
+          if (type == "job_started") ++finals;
+          if (type == "run" && finals == at + 1 && ++runs_in_job == 1) cancel.cancel();
+        });
+        CampaignEngine engine(other, *backend_, table_, &events);
+        ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
+        ASSERT_EQ(finals, at + 1);
+        ASSERT_EQ(runs_in_job, 1);
+      }
+      CancelFlag go_on;
+      CampaignEngine engine(other, *backend_, table_);
+      ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+      const auto [jobs_resumed, results_resumed] = read(other, id);
+      ASSERT_EQ(jobs_resumed.size(), jobs.size());
+      for (std::size_t i = 0; i < jobs.size(); ++i)
+        EXPECT_TRUE(jobs_resumed[i] == jobs[i]) << jobs[i].tag << " / " << jobs_resumed[i].tag;
+      ASSERT_EQ(results_resumed.size(), results.size());
+      for (std::size_t i = 0; i < results.size(); ++i)
+        EXPECT_TRUE(results_resumed[i] == results[i])
+            << "context " << i << ": "
+            << nlohmann::json::diff(results[i], results_resumed[i]).dump().substr(0, 2000);
+    }
+  }
+
   fs::path dir_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Backend> backend_;
@@ -649,98 +739,27 @@ TEST_F(WholeCluster, ACampaignInterruptedInItsFinalPhasesUnderATotalBudgetResume
   EXPECT_TRUE(read_rules_text(stage.content, RulesDialect::ompi_4_1).loaded);
 }
 
-TEST_F(WholeCluster, ACampaignUnderATotalBudgetInterruptedInAnyFinalLookEndsAsIfNeverInterrupted) {
-  // Under a budget for the whole campaign, which nominees a look tests depends on the plan of
-  // the first looks, on what the looks before it left out for money, and (after every size's
-  // first pass) on the money the planned looks left (leftover_look_budget). Interrupted inside
-  // any of its final jobs (one run of it recorded), the campaign resumes and ends with the same
-  // jobs, runs and results as one never interrupted (the sim's noise follows the job's tag),
-  // the leftover look included.
-  nlohmann::json spec_json = {
-      {"backend", "sim"},
-      {"contexts", nlohmann::json::array()},
-      {"sizes", "4:1048576"},
-      {"budget", 0},
-      {"batch_size", 8},
-      {"final_repeats", 3},
-      {"cluster", {{"strategy", "bo-cluster"}, {"total_node_seconds", 180.0}}}};
-  for (int p : {2, 4, 8, 16})
-    spec_json["contexts"].push_back({{"collective", "reduce"}, {"comm_size", p}});
-  const CampaignSpec spec = parse_campaign_spec(spec_json);
-  struct Job {
-    std::string tag;
-    nlohmann::json request;
-    std::vector<std::tuple<TuningConfig, std::vector<double>, double>> runs;  // seconds last
-    bool operator==(const Job&) const = default;
-  };
-  auto read = [](Store& store, std::int64_t id) {
-    std::vector<Job> jobs;
-    for (const auto& job : store.jobs(id)) {
-      Job j{job.tag, job.request, {}};
-      for (const auto& run : store.runs_of_job(job.id)) {
-        std::vector<double> rows;
-        for (const auto& row : run.rows) rows.push_back(row.avg_us);
-        j.runs.emplace_back(run.config, rows, observed_seconds(run.provenance));
-      }
-      jobs.push_back(std::move(j));
-    }
-    std::vector<nlohmann::json> results;
-    for (const auto& c : store.contexts(id)) results.push_back(c.result);
-    return std::make_pair(jobs, results);
-  };
-
-  const auto whole = CampaignEngine::create_campaign(*store_, spec);
-  std::vector<int> final_sizes;
-  {
-    StoreEventSink events(*store_, [&](const std::string& type, const nlohmann::json& p) {
-      if (type == "job_started" && p.value("purpose", std::string()) == "final")
-        final_sizes.push_back(p.at("comm_size").get<int>());
-    });
-    CancelFlag go_on;
-    CampaignEngine engine(*store_, *backend_, table_, &events);
-    ASSERT_EQ(engine.run(whole, go_on), EngineOutcome::completed) << engine.error();
-  }
-  // The phases run largest first; a leftover look is a final job at a size above the one
-  // before it.
-  ASSERT_EQ(final_sizes.front(), 16);
-  bool leftover = false;
-  for (std::size_t i = 1; i < final_sizes.size(); ++i)
-    leftover = leftover || final_sizes[i] > final_sizes[i - 1];
-  ASSERT_TRUE(leftover) << "no leftover look in this campaign";
-  const auto [jobs, results] = read(*store_, whole);
-
-  for (std::size_t at = 0; at < final_sizes.size(); ++at) {
-    SCOPED_TRACE("interrupted in final job " + std::to_string(at + 1) + " of " +
-                 std::to_string(final_sizes.size()) + " (" + std::to_string(final_sizes[at]) +
-                 " ranks)");
-    Store other((dir_ / ("interrupted-" + std::to_string(at) + ".db")).string());
-    const auto id = CampaignEngine::create_campaign(other, spec);
-    {
-      CancelFlag cancel;
-      std::size_t finals = 0;
-      int runs_in_job = 0;
-      StoreEventSink events(other, [&](const std::string& type, const nlohmann::json& p) {
-        if (p.value("purpose", std::string()) != "final") return;
-        if (type == "job_started") ++finals;
-        if (type == "run" && finals == at + 1 && ++runs_in_job == 1) cancel.cancel();
-      });
-      CampaignEngine engine(other, *backend_, table_, &events);
-      ASSERT_EQ(engine.run(id, cancel), EngineOutcome::interrupted);
-      ASSERT_EQ(finals, at + 1);
-      ASSERT_EQ(runs_in_job, 1);
-    }
-    CancelFlag go_on;
-    CampaignEngine engine(other, *backend_, table_);
-    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
-    const auto [jobs_resumed, results_resumed] = read(other, id);
-    ASSERT_EQ(jobs_resumed.size(), jobs.size());
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      EXPECT_TRUE(jobs_resumed[i] == jobs[i]) << jobs[i].tag << " / " << jobs_resumed[i].tag;
-    ASSERT_EQ(results_resumed.size(), results.size());
-    for (std::size_t i = 0; i < results.size(); ++i)
-      EXPECT_EQ(results_resumed[i], results[i])
-          << "context " << i << ": "
-          << nlohmann::json::diff(results[i], results_resumed[i]).dump().substr(0, 2000);
+TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted) {
+  // The final phases and the predictions read the model as the search left it. Under a budget
+  // for the whole campaign, which nominees a look tests also depends on the plan of the first
+  // looks, on what the looks before it left out for money, and (after every size's first pass)
+  // on the money the planned looks left (leftover_look_budget). Interrupted inside any of its
+  // final jobs (one run of it recorded), the campaign resumes and ends with the same jobs, runs
+  // and results as one never interrupted (the sim's noise follows the job's tag), the leftover
+  // look included; with a budget for the search only, too.
+  for (const char* budget : {"total_node_seconds", "budget_node_seconds"}) {
+    SCOPED_TRACE(budget);
+    nlohmann::json spec_json = {{"backend", "sim"},
+                                {"contexts", nlohmann::json::array()},
+                                {"sizes", "4:1048576"},
+                                {"budget", 0},
+                                {"batch_size", 8},
+                                {"final_repeats", 3},
+                                {"cluster", {{"strategy", "bo-cluster"}, {budget, 180.0}}}};
+    for (int p : {2, 4, 8, 16})
+      spec_json["contexts"].push_back({{"collective", "reduce"}, {"comm_size", p}});
+    check_interrupted_in_every_final_job(parse_campaign_spec(spec_json),
+                                         std::string(budget) == "total_node_seconds", budget);
   }
 }
 
