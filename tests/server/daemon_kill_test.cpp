@@ -99,7 +99,9 @@ Outcome read_outcome(const std::string& db, std::int64_t id) {
   return o;
 }
 
-TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
+// Runs `spec` once uninterrupted, then killed with SIGKILL at random moments until it is done:
+// the same jobs, runs, measurements, final choices and rules file.
+void check_survives_repeated_sigkill(const json& spec) {
   TempDir dir;
   write_config(dir, "reference");
   write_config(dir, "killed");
@@ -112,7 +114,7 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
     const std::string url = daemon.start();
     auto client = admin_client(url);
     const auto start = std::chrono::steady_clock::now();
-    auto res = client.Post("/api/v1/campaigns", kill_test_spec().dump(), "application/json");
+    auto res = client.Post("/api/v1/campaigns", spec.dump(), "application/json");
     ASSERT_TRUE(res);
     ASSERT_EQ(res->status, 201) << res->body;
     id = json::parse(res->body).at("id").get<std::int64_t>();
@@ -139,7 +141,7 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
     ++lives;
     if (killed_id == 0) {
       auto client = admin_client(url);
-      auto res = client.Post("/api/v1/campaigns", kill_test_spec().dump(), "application/json");
+      auto res = client.Post("/api/v1/campaigns", spec.dump(), "application/json");
       ASSERT_TRUE(res);
       ASSERT_EQ(res->status, 201) << res->body;
       killed_id = json::parse(res->body).at("id").get<std::int64_t>();
@@ -185,6 +187,27 @@ TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
   EXPECT_GE(killed.resumed_jobs, 1) << "no kill landed inside a job (rng seed " << seed << ")";
   // Every job was completed, none is left running or cancelled.
   for (const auto& [tag, purpose, state, request] : killed.jobs) EXPECT_EQ(state, "done") << tag;
+}
+
+TEST(DaemonKill, CampaignSurvivesRepeatedSigkillWithTheSameResult) {
+  check_survives_repeated_sigkill(kill_test_spec());
+}
+
+// A whole-cluster campaign under a budget for the whole campaign (its search, its final phases
+// planned on what the search left, and the leftover looks the money they leave pays for).
+TEST(DaemonKill, AWholeClusterCampaignUnderATotalBudgetSurvivesRepeatedSigkill) {
+  json contexts = json::array();
+  for (int p : {2, 4, 8, 16}) contexts.push_back({{"collective", "reduce"}, {"comm_size", p}});
+  check_survives_repeated_sigkill(
+      {{"name", "kill -9, whole cluster"},
+       {"backend", "sim"},
+       {"contexts", contexts},
+       {"sizes", "4:1048576"},
+       {"budget", 0},
+       {"seed", 7},
+       {"batch_size", 8},
+       {"final_repeats", 3},
+       {"cluster", {{"strategy", "bo-cluster"}, {"total_node_seconds", 180.0}}}});
 }
 
 }  // namespace
