@@ -1020,9 +1020,6 @@ TEST(ClusterGp, InterpolatesASmoothTrendInCommSize) {
   EXPECT_THROW(ClusterGp(ClusterGridData{}, theta), std::invalid_argument);
 }
 
-// Beyond the measured sizes the posterior variance keeps growing with the distance (the
-// slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
-// variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
 TEST(ClusterGp, AnOffsetIsPartOfThePriorMean) {
   // Two categories measured at 2-64 ranks whose log latency is a known offset (one grows like
   // log2 P, the other like P) plus 0.2. A third category, never measured, with its own offset:
@@ -1072,6 +1069,9 @@ TEST(ClusterGp, AnOffsetIsPartOfThePriorMean) {
   EXPECT_THROW(with.predict({unseen}, &mean, nullptr), std::invalid_argument);
 }
 
+// Beyond the measured sizes the posterior variance keeps growing with the distance (the
+// slopes of the linear trend in log2 P are uncertain), instead of levelling off at the prior
+// variance of a stationary kernel: two sizes (16 and 128 ranks) say little about 2^20 ranks.
 TEST(ClusterGp, VarianceKeepsGrowingBeyondTheMeasuredSizes) {
   ClusterGridData d;
   const int m = 2;

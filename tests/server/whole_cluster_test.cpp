@@ -8,7 +8,9 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -25,6 +27,7 @@
 #include "rules/rules_reader.h"
 #include "rules/rules_writer.h"
 #include "runner/backend_factory.h"
+#include "runner/fault_injection.h"
 
 namespace colltune {
 namespace {
@@ -320,6 +323,26 @@ TEST(ClusterRules, APredictedBlockNamesALayoutThatHoldsIt) {
 
 // ---- end to end on the sim backend ----
 
+// The sim, but every run of the jobs whose tag is in `failing` fails at launch (exit 1, no
+// rows: a look whose runs all failed); other jobs run as on the sim.
+class FailingJobs : public FaultInjectingBackend {
+ public:
+  FailingJobs(std::shared_ptr<Backend> inner, std::set<std::string> failing)
+      : FaultInjectingBackend(inner, FaultInjectionOptions{.failure_rate = 1.0}),
+        inner_(std::move(inner)),
+        failing_(std::move(failing)) {}
+  void run(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel) override {
+    if (failing_.count(request.tag))
+      FaultInjectingBackend::run(request, sink, cancel);
+    else
+      inner_->run(request, sink, cancel);
+  }
+
+ private:
+  std::shared_ptr<Backend> inner_;
+  std::set<std::string> failing_;
+};
+
 class WholeCluster : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -375,13 +398,15 @@ class WholeCluster : public ::testing::Test {
     return TuningConfig::default_decision();
   }
 
-  // Runs `spec` once uninterrupted, then again interrupted inside its final jobs in turn (the
-  // first, then every `stride`-th; once one run of it is recorded) and resumed: the same jobs,
-  // runs and results. `leftover`: the uninterrupted campaign has a leftover look. Each
+  // Runs `spec` once uninterrupted, then again interrupted inside those of its final jobs that
+  // `interrupt_in` names (by index, in the order they started; once one run of it is recorded)
+  // and resumed: the same jobs, runs and results. `leftover`: the uninterrupted campaign has a
+  // leftover look (true), runs its phases smallest first (false), or either (nullopt). Each
   // campaign in a store of its own (`name`-...), as the first: the sim's noise follows the
   // job's tag, which names the campaign.
-  void check_interrupted_in_final_jobs(const CampaignSpec& spec, bool leftover,
-                                       const std::string& name, std::size_t stride) {
+  void check_interrupted_in_final_jobs(const CampaignSpec& spec, std::optional<bool> leftover,
+                                       const std::string& name,
+                                       const std::function<bool(std::size_t)>& interrupt_in) {
     struct Job {
       std::string tag;
       nlohmann::json request;
@@ -418,18 +443,19 @@ class WholeCluster : public ::testing::Test {
     }
     // Under a total budget the phases run largest first, and a leftover look is a final job at
     // a size above the one before it; otherwise they run smallest first.
-    if (leftover) {
+    if (leftover == true) {
       ASSERT_EQ(final_sizes.front(), 16);
       bool after_smaller = false;
       for (std::size_t i = 1; i < final_sizes.size(); ++i)
         after_smaller = after_smaller || final_sizes[i] > final_sizes[i - 1];
       ASSERT_TRUE(after_smaller) << "no leftover look in this campaign";
-    } else {
+    } else if (leftover == false) {
       ASSERT_TRUE(std::is_sorted(final_sizes.begin(), final_sizes.end()));
     }
     const auto [jobs, results] = read(store, whole);
 
-    for (std::size_t at = 0; at < final_sizes.size(); at += stride) {
+    for (std::size_t at = 0; at < final_sizes.size(); ++at) {
+      if (!interrupt_in(at)) continue;
       SCOPED_TRACE("interrupted in final job " + std::to_string(at + 1) + " of " +
                    std::to_string(final_sizes.size()) + " (" + std::to_string(final_sizes[at]) +
                    " ranks)");
@@ -760,8 +786,69 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
     for (int p : {2, 4, 8, 16})
       spec_json["contexts"].push_back({{"collective", "reduce"}, {"comm_size", p}});
     const bool total = std::string(budget) == "total_node_seconds";
-    check_interrupted_in_final_jobs(parse_campaign_spec(spec_json), total, budget, total ? 1 : 3);
+    check_interrupted_in_final_jobs(parse_campaign_spec(spec_json), total, budget,
+                                    [&](std::size_t at) { return at % (total ? 1 : 3) == 0; });
   }
+}
+
+TEST_F(WholeCluster, ACampaignInterruptedAfterALookWhoseRunsAllFailedEndsAsIfNeverInterrupted) {
+  // A look none of whose runs measured anything (the job's every run failed at launch) is
+  // still a look: the pass counts it, its nominees stay untested, and its money is spent. A
+  // campaign interrupted inside that look, or inside the final job after it, resumes and ends
+  // as the same campaign never interrupted.
+  nlohmann::json spec_json = {
+      {"backend", "sim"},
+      {"contexts", nlohmann::json::array()},
+      {"sizes", "4:1048576"},
+      {"budget", 0},
+      {"batch_size", 8},
+      {"final_repeats", 3},
+      {"cluster", {{"strategy", "bo-cluster"}, {"total_node_seconds", 180.0}}}};
+  for (int p : {2, 4, 8, 16})
+    spec_json["contexts"].push_back({{"collective", "reduce"}, {"comm_size", p}});
+  const CampaignSpec spec = parse_campaign_spec(spec_json);
+  // The tags of the final jobs, from the campaign without failures (the tags follow the
+  // campaign and the jobs before them, so the campaign with the failure has the same ones up
+  // to the failing job).
+  std::vector<std::string> final_tags;
+  {
+    const auto id = CampaignEngine::create_campaign(*store_, spec);
+    CampaignEngine engine(*store_, *backend_, table_);
+    CancelFlag go_on;
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+    for (const auto& job : store_->jobs(id))
+      if (job.purpose == JobPurpose::final) final_tags.push_back(job.tag);
+  }
+  ASSERT_GE(final_tags.size(), 3u);
+  const std::string failing = final_tags[1];
+  backend_ = std::make_unique<FailingJobs>(
+      std::shared_ptr<Backend>(make_backend("sim", nlohmann::json::object())),
+      std::set<std::string>{failing});
+  // The look happened, and all its runs failed.
+  {
+    Store store((dir_ / "failed-look.db").string());
+    const auto id = CampaignEngine::create_campaign(store, spec);
+    CampaignEngine engine(store, *backend_, table_);
+    CancelFlag go_on;
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+    int failed = 0, finals_after = 0;
+    bool seen = false;
+    for (const auto& job : store.jobs(id)) {
+      if (job.purpose != JobPurpose::final) continue;
+      if (seen) ++finals_after;
+      if (job.tag != failing) continue;
+      seen = true;
+      for (const auto& run : store.runs_of_job(job.id)) {
+        EXPECT_NE(run.outcome, RunOutcome::ok);
+        ++failed;
+      }
+    }
+    ASSERT_TRUE(seen);
+    ASSERT_GT(failed, 0);
+    ASSERT_GT(finals_after, 0) << "no final job after the failed look";
+  }
+  check_interrupted_in_final_jobs(spec, std::nullopt, "after-failed-look",
+                                  [](std::size_t at) { return at == 1 || at == 2; });
 }
 
 TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
