@@ -49,6 +49,7 @@ struct Scored {
   std::string note;
   std::map<int, std::vector<double>> by_comm;  // regrets per comm size
   nlohmann::json cells;                        // bo-cluster: per-cell diagnostics (--diagnose)
+  nlohmann::json theta;                        // and its fitted hyper-parameters (--diagnose)
   // bo-cluster: per run, |log(price quoted when it was suggested / node-seconds it took)|,
   // all runs and those at the largest size
   std::vector<double> price_errors, price_errors_top;
@@ -138,7 +139,10 @@ void timing(Collective collective, const std::vector<int>& sizes, const std::vec
 // per size, the runs made there (configuration, how many times); per message size, the pick
 // (gated at min_confidence) and the posterior-mean pick (ungated), each with its regret,
 // whether it was measured at that size and its confidence, the optimum, its regret-free
-// configuration and the sizes where that configuration (in its canonical form at P) was run.
+// configuration and the sizes where that configuration (in its canonical form at P) was run;
+// the model's posterior (mean and sd of log latency, µs) of the optimum and of the ungated
+// pick there, beside the truth's log ratio of the two (what the model should have seen). The
+// row's "theta" beside it holds the model's fitted hyper-parameters (ClusterGpParam order).
 nlohmann::json diagnose_cells(const ClusterStrategy& strategy, const std::map<int, Landscape>& land,
                               const std::vector<int>& at, double min_confidence) {
   const AlgorithmTable& table = AlgorithmTable::builtin_4_1();
@@ -169,6 +173,7 @@ nlohmann::json diagnose_cells(const ClusterStrategy& strategy, const std::map<in
       return pt ? pt->truth / l.optimum(m) - 1 : std::nan("");
     };
     nlohmann::json cells = nlohmann::json::array();
+    int msg_index = 0;  // the cell's column in the model's posterior
     for (std::size_t i = 0; i < gated.size(); ++i) {
       const ClusterChoice& g = gated[i];
       if (g.comm_size != p) continue;
@@ -181,7 +186,24 @@ nlohmann::json diagnose_cells(const ClusterStrategy& strategy, const std::map<in
       std::vector<int> best_run_at;
       if (auto it = run_from.find(best); it != run_from.end())
         best_run_at.assign(it->second.begin(), it->second.end());
+      nlohmann::json posterior = nullptr;
+      const TuningConfig pick = space.contains(u.config) ? space.canonical(u.config) : u.config;
+      Eigen::MatrixXd mean, var;
+      if (const auto* bo = dynamic_cast<const ClusterBayesStrategy*>(&strategy);
+          bo && bo->search_posterior(p, {best, pick}, &mean, &var)) {
+        const auto* truth_best = l.find(best, g.msg_size);
+        const auto* truth_pick = l.find(pick, g.msg_size);
+        posterior = {{"optimum_mean", mean(0, msg_index)},
+                     {"optimum_sd", std::sqrt(var(0, msg_index))},
+                     {"pick_mean", mean(1, msg_index)},
+                     {"pick_sd", std::sqrt(var(1, msg_index))},
+                     {"truth_log_optimum_over_pick",
+                      truth_best && truth_pick ? std::log(truth_best->truth / truth_pick->truth)
+                                               : std::nan("")}};
+      }
+      ++msg_index;
       cells.push_back({{"msg", g.msg_size},
+                       {"posterior", posterior},
                        {"pick", to_string(g.config)},
                        {"pick_regret", regret(g.config, g.msg_size)},
                        {"measured", g.measured},
@@ -908,7 +930,11 @@ int main(int argc, char** argv) {
           }
           for (double x : score(p, unscored[p])) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
-        if (!diagnose.empty()) c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
+        if (!diagnose.empty()) {
+          c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
+          if (const auto state = strategy->state(); state.is_object())
+            c.theta = state.value("theta", nlohmann::json());
+        }
         return c;
       };
       const Scored c_free = run_cluster("bo-cluster (c), own stop", 0, false);
@@ -986,6 +1012,7 @@ int main(int argc, char** argv) {
         for (const auto& [p, v] : r.by_comm)
           j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
         if (!r.cells.is_null()) j["cells"] = r.cells;
+        if (!r.theta.is_null()) j["theta"] = r.theta;
         if (paired) {
           j["final"] = final_method;
           j["final_runs"] = r.final_runs;
