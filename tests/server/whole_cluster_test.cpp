@@ -791,7 +791,7 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
   }
 }
 
-TEST_F(WholeCluster, ACampaignInterruptedAfterALookWhoseRunsAllFailedEndsAsIfNeverInterrupted) {
+TEST_F(WholeCluster, ACampaignInterruptedInALookWhoseRunsAllFailedEndsAsIfNeverInterrupted) {
   // A look none of whose runs measured anything (the job's every run failed at launch) is
   // still a look: the pass counts it, its nominees stay untested, and its money is spent. A
   // campaign interrupted inside that look resumes and ends as the same campaign never
