@@ -45,9 +45,10 @@ std::optional<std::vector<Measurement>> SearchJobRunner::run(const SearchBatch& 
   }
   current_.clear();
   resumed_ = false;
-  const nlohmann::json state = searcher_.state();
-  for (std::size_t i = 0; i < per_context.size(); ++i) {
-    auto& [context_id, configs] = per_context[i];
+  // The batch's jobs and the strategy's state after its suggestion in one transaction: a
+  // restart finds the whole batch or none of it.
+  std::vector<Store::NewJob> jobs;
+  for (auto& [context_id, configs] : per_context) {
     auto context = by_id_.find(context_id);
     if (context == by_id_.end())
       throw std::runtime_error("a search batch names context " + std::to_string(context_id) +
@@ -58,17 +59,11 @@ std::optional<std::vector<Measurement>> SearchJobRunner::run(const SearchBatch& 
     request.configs = std::move(configs);
     request.repeats = spec_.repeats;
     request.order_seed = setup_.seed + number;
-    // The state goes with the batch's last job (one transaction) when that job is on the
-    // context holding it, else right after it: never before every job of the batch exists.
-    const bool last = i + 1 == per_context.size();
-    const bool with_state = last && context_id == setup_.state_context;
-    const auto job_id =
-        store_.create_job(setup_.campaign_id, context_id, tag, setup_.backend, JobPurpose::search,
-                          nlohmann::json(request), with_state ? state : nlohmann::json(nullptr));
-    if (last && !with_state && !state.is_null())
-      store_.save_optimizer_state(setup_.state_context, state);
-    current_.push_back(*store_.job(job_id));
+    jobs.push_back({context_id, tag, nlohmann::json(request)});
   }
+  for (const auto id : store_.create_jobs(setup_.campaign_id, setup_.backend, JobPurpose::search,
+                                          jobs, setup_.state_context, searcher_.state()))
+    current_.push_back(*store_.job(id));
   return execute_current();
 }
 
@@ -83,11 +78,14 @@ std::optional<std::vector<Measurement>> SearchJobRunner::execute_current() {
 }
 
 void SearchJobRunner::batch_done(const SearchBatch&) {
-  const nlohmann::json state = searcher_.state();
-  for (const auto& job : current_) {
-    store_.complete_job(job.id, JobState::done, setup_.state_context, state);
-    if (!resumed_) emit_("job_done", {{"job_id", job.id}, {"context_id", job.context_id}});
-  }
+  // Every job of the batch done with the state that includes all their runs, in one
+  // transaction (Store::complete_jobs).
+  std::vector<std::int64_t> ids;
+  for (const auto& job : current_) ids.push_back(job.id);
+  store_.complete_jobs(ids, JobState::done, setup_.state_context, searcher_.state());
+  if (!resumed_)
+    for (const auto& job : current_)
+      emit_("job_done", {{"job_id", job.id}, {"context_id", job.context_id}});
   current_.clear();
 }
 

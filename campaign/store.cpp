@@ -487,16 +487,15 @@ std::optional<ContextRecord> Store::context(std::int64_t id) {
   return read_context(s);
 }
 
-std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id,
-                               const std::string& tag, const std::string& backend,
-                               JobPurpose purpose, const nlohmann::json& request,
-                               const nlohmann::json& optimizer_state) {
-  std::lock_guard lock(mutex_);
-  sql::Transaction tx(db_);
-  const double now = unix_time_now();
-  db_.prepare(
-         "INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
-         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+namespace {
+
+// Inserts one job as submitting; the caller holds the store's lock and a transaction.
+std::int64_t insert_job(sql::Database& db, std::int64_t campaign_id, std::int64_t context_id,
+                        const std::string& tag, const std::string& backend, JobPurpose purpose,
+                        const nlohmann::json& request, double now) {
+  db.prepare(
+        "INSERT INTO jobs (campaign_id, context_id, tag, backend, purpose, state, request, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, campaign_id)
       .bind(2, context_id)
       .bind(3, tag)
@@ -507,11 +506,35 @@ std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id
       .bind(8, now)
       .bind(9, now)
       .exec();
-  const std::int64_t id = db_.last_insert_id();
+  return db.last_insert_id();
+}
+
+}  // namespace
+
+std::int64_t Store::create_job(std::int64_t campaign_id, std::int64_t context_id,
+                               const std::string& tag, const std::string& backend,
+                               JobPurpose purpose, const nlohmann::json& request,
+                               const nlohmann::json& optimizer_state) {
+  return create_jobs(campaign_id, backend, purpose, {{context_id, tag, request}}, context_id,
+                     optimizer_state)
+      .front();
+}
+
+std::vector<std::int64_t> Store::create_jobs(std::int64_t campaign_id, const std::string& backend,
+                                             JobPurpose purpose, const std::vector<NewJob>& jobs,
+                                             std::int64_t state_context,
+                                             const nlohmann::json& optimizer_state) {
+  std::lock_guard lock(mutex_);
+  sql::Transaction tx(db_);
+  const double now = unix_time_now();
+  std::vector<std::int64_t> ids;
+  for (const auto& job : jobs)
+    ids.push_back(
+        insert_job(db_, campaign_id, job.context_id, job.tag, backend, purpose, job.request, now));
   if (!optimizer_state.is_null())
-    update_row_text(db_, kSetOptimizerState, optimizer_state.dump(), context_id, now);
+    update_row_text(db_, kSetOptimizerState, optimizer_state.dump(), state_context, now);
   tx.commit();
-  return id;
+  return ids;
 }
 
 void Store::set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id) {
@@ -531,10 +554,15 @@ void Store::set_job_state(std::int64_t job_id, JobState state) {
 
 void Store::complete_job(std::int64_t job_id, JobState state, std::int64_t context_id,
                          const nlohmann::json& optimizer_state) {
+  complete_jobs({job_id}, state, context_id, optimizer_state);
+}
+
+void Store::complete_jobs(const std::vector<std::int64_t>& job_ids, JobState state,
+                          std::int64_t context_id, const nlohmann::json& optimizer_state) {
   std::lock_guard lock(mutex_);
   sql::Transaction tx(db_);
   const double now = unix_time_now();
-  update_row_text(db_, kSetJobState, to_string(state), job_id, now);
+  for (const auto id : job_ids) update_row_text(db_, kSetJobState, to_string(state), id, now);
   if (!optimizer_state.is_null())
     update_row_text(db_, kSetOptimizerState, optimizer_state.dump(), context_id, now);
   tx.commit();

@@ -153,12 +153,31 @@ class Store {
                           const std::string& backend, JobPurpose purpose,
                           const nlohmann::json& request,
                           const nlohmann::json& optimizer_state = nullptr);
+  // One job of a batch for create_jobs.
+  struct NewJob {
+    std::int64_t context_id = 0;
+    std::string tag;
+    nlohmann::json request;
+  };
+  // A batch of jobs (a search batch: one job per context) and, when `optimizer_state` is not
+  // null, the state of the strategy that suggested them, saved for `state_context`: all in one
+  // transaction, so that a restart finds the whole batch with the state after its suggestion
+  // or none of it and the state before. Returns the jobs' ids in the order given.
+  std::vector<std::int64_t> create_jobs(std::int64_t campaign_id, const std::string& backend,
+                                        JobPurpose purpose, const std::vector<NewJob>& jobs,
+                                        std::int64_t state_context,
+                                        const nlohmann::json& optimizer_state);
   void set_job_backend_id(std::int64_t job_id, const std::string& backend_job_id);
   void set_job_state(std::int64_t job_id, JobState state);
   // Marks a job finished and saves the optimizer state that includes its runs, atomically: a
   // restart sees either both or neither.
   void complete_job(std::int64_t job_id, JobState state, std::int64_t context_id,
                     const nlohmann::json& optimizer_state);
+  // The same for a batch of jobs whose runs the state includes: every job finished and the
+  // state saved in one transaction (a restart that found some of them unfinished with the
+  // state saved would run their recorded runs through the strategy a second time).
+  void complete_jobs(const std::vector<std::int64_t>& job_ids, JobState state,
+                     std::int64_t context_id, const nlohmann::json& optimizer_state);
   std::optional<JobRecord> job(std::int64_t id);
   std::optional<JobRecord> job_by_tag(const std::string& tag);
   std::vector<JobRecord> jobs(std::int64_t campaign_id);

@@ -102,6 +102,40 @@ TEST_F(StoreTest, CompleteJobSavesStateAtomically) {
   EXPECT_TRUE(store.unfinished_jobs().empty());
 }
 
+TEST_F(StoreTest, ABatchOfJobsAndItsStateAreRecordedAllOrNothing) {
+  // A search batch (one job per context) and the strategy's state after it, on the context
+  // that holds it: one transaction to create, one to complete.
+  Store store(path_);
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
+  auto lead = store.add_context(campaign, Collective::bcast, 2, 1, 0);
+  auto other = store.add_context(campaign, Collective::bcast, 4, 1, 0);
+  store.save_optimizer_state(lead, {{"next", 1}});
+  store.create_job(campaign, other, "taken", "local", JobPurpose::search, {});
+  // A job that cannot be recorded (its tag is taken) records none of the batch, nor the state.
+  EXPECT_THROW(store.create_jobs(campaign, "local", JobPurpose::search,
+                                 {{lead, "b1", {{"np", 2}}}, {other, "taken", {{"np", 4}}}}, lead,
+                                 {{"next", 2}}),
+               sql::Error);
+  EXPECT_FALSE(store.job_by_tag("b1"));
+  EXPECT_EQ(store.context(lead)->optimizer_state.at("next"), 1);
+
+  const auto ids = store.create_jobs(campaign, "local", JobPurpose::search,
+                                     {{other, "b1", {{"np", 4}}}, {lead, "b2", {{"np", 2}}}}, lead,
+                                     {{"next", 2}});
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(store.job(ids[0])->tag, "b1");
+  EXPECT_EQ(store.job(ids[0])->context_id, other);
+  EXPECT_EQ(store.job(ids[0])->request.at("np"), 4);
+  EXPECT_EQ(store.job(ids[1])->tag, "b2");
+  EXPECT_EQ(store.job(ids[1])->state, JobState::submitting);
+  EXPECT_EQ(store.context(lead)->optimizer_state.at("next"), 2);
+  EXPECT_TRUE(store.context(other)->optimizer_state.is_null());
+
+  store.complete_jobs(ids, JobState::done, lead, {{"next", 3}});
+  for (const auto id : ids) EXPECT_EQ(store.job(id)->state, JobState::done);
+  EXPECT_EQ(store.context(lead)->optimizer_state.at("next"), 3);
+}
+
 TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
   {
     sqlite3* db = nullptr;
