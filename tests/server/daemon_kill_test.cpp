@@ -52,21 +52,6 @@ httplib::Client admin_client(const std::string& url) {
   return c;
 }
 
-// What the daemon reports of a campaign: its state and the runs it has recorded ("" and -1 when
-// it does not answer).
-struct Progress {
-  std::string state;
-  std::int64_t runs = -1;
-};
-
-Progress campaign_progress(const std::string& url, std::int64_t id) {
-  auto client = admin_client(url);
-  auto res = client.Get("/api/v1/campaigns/" + std::to_string(id));
-  if (!res || res->status != 200) return {};
-  const json c = json::parse(res->body);
-  return {c.at("state").get<std::string>(), c.at("progress").value("runs", std::int64_t{-1})};
-}
-
 // Everything that must be equal between the interrupted and the uninterrupted campaign.
 struct Outcome {
   std::string state;
@@ -136,29 +121,11 @@ void check_survives_repeated_sigkill(const json& spec) {
     daemon.stop(SIGTERM);
   }
 
-  // The same campaign, killed at random moments until it is done. Most lives end when the
-  // campaign has recorded a number of runs drawn at random (20 draws over the reference's runs,
-  // in order), after a further random delay of up to two runs' time: the kills spread over the
-  // whole search and final phases whatever the machine's load, and land between runs, inside
-  // jobs and (when two draws fall between the same runs) while the daemon resumes. Kill moments
-  // drawn in time instead would depend on how fast this life runs against the reference. The
-  // lives after the last draw are killed after a random delay in a window that doubles each
-  // life: the last step records nothing until it ends (it refits the model's hyper-parameters
-  // and writes the rules file), and a window that did not grow could kill it every time.
+  // The same campaign, killed at random moments until it is done: 20 lives at run counts
+  // drawn at random (KillMoments), the lives after them in a window that doubles each life.
   std::random_device rd;
   const unsigned seed = rd();
-  std::mt19937 rng(seed);
-  std::vector<std::int64_t> kill_at_runs(20);
-  std::uniform_int_distribution<std::int64_t> draw_runs(
-      1, std::max<std::int64_t>(1, reference_runs - 1));
-  for (auto& r : kill_at_runs) r = draw_runs(rng);
-  std::sort(kill_at_runs.begin(), kill_at_runs.end());
-  const double run_seconds =
-      reference_seconds / static_cast<double>(std::max<std::int64_t>(1, reference_runs));
-  std::uniform_real_distribution<double> within_runs(0.0, 2 * run_seconds);
-  double last_window = 2 * run_seconds;
-  std::size_t next_draw = 0;
-  auto ended = [](const Progress& p) { return p.state == "done" || p.state == "failed"; };
+  KillMoments moments(seed, reference_runs, reference_seconds, 20);
   int kills = 0;
   int lives = 0;
   std::int64_t killed_id = 0;
@@ -174,22 +141,14 @@ void check_survives_repeated_sigkill(const json& spec) {
       ASSERT_EQ(res->status, 201) << res->body;
       killed_id = json::parse(res->body).at("id").get<std::int64_t>();
     }
-    Progress now = campaign_progress(url, killed_id);
-    if (next_draw < kill_at_runs.size()) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-      while (!ended(now) && now.runs < kill_at_runs[next_draw] &&
-             std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        now = campaign_progress(url, killed_id);
-      }
-      ++next_draw;
-      if (!ended(now)) std::this_thread::sleep_for(std::chrono::duration<double>(within_runs(rng)));
-    } else if (!ended(now)) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(
-          std::uniform_real_distribution<double>(0.0, last_window)(rng)));
-      last_window *= 2;
+    LiveProgress now;
+    if (moments.draws_left()) {
+      now = moments.wait_for_drawn(url, killed_id);
+    } else {
+      now = live_progress(url, killed_id);
+      if (!now.ended()) moments.wait_in_growing_window();
     }
-    if (ended(now)) {
+    if (now.ended()) {
       daemon.stop(SIGTERM);
       break;
     }

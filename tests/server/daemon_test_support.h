@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -114,6 +115,80 @@ inline nlohmann::json wait_for_state(httplib::Client& client, std::int64_t id,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
+
+// What a live daemon reports of a campaign: its state and the runs it has recorded ("" and -1
+// when it does not answer).
+struct LiveProgress {
+  std::string state;
+  std::int64_t runs = -1;
+  bool ended() const { return state == "done" || state == "failed"; }
+};
+
+inline LiveProgress live_progress(const std::string& url, std::int64_t id) {
+  auto client = bearer_client(url, kAdminToken, 5);
+  client.set_connection_timeout(2);
+  auto res = client.Get("/api/v1/campaigns/" + std::to_string(id));
+  if (!res || res->status != 200) return {};
+  const auto c = nlohmann::json::parse(res->body);
+  return {c.at("state").get<std::string>(), c.at("progress").value("runs", std::int64_t{-1})};
+}
+
+// When a kill test SIGKILLs each life of `colltune serve`. The first `draws` lives end when the
+// campaign has recorded a number of runs drawn at random over the uninterrupted reference's
+// runs (in order), after a further random delay of up to two runs' time: the kills spread over
+// the whole campaign whatever the machine's load, and land between runs, inside jobs and (when
+// two draws fall between the same runs) while the daemon resumes. Kill moments drawn in time
+// would depend on how fast each life runs against the reference: on a loaded machine they
+// bunch up where the campaign is slow. What the lives after the draws do is the test's call
+// (wait_in_growing_window, or let the campaign end).
+class KillMoments {
+ public:
+  // `reference_runs` and `reference_seconds`: the runs the reference recorded and its wall time.
+  KillMoments(unsigned seed, std::int64_t reference_runs, double reference_seconds, int draws)
+      : rng_(seed),
+        run_seconds_(reference_seconds /
+                     static_cast<double>(std::max<std::int64_t>(1, reference_runs))),
+        window_(2 * run_seconds_) {
+    std::uniform_int_distribution<std::int64_t> draw(1,
+                                                     std::max<std::int64_t>(1, reference_runs - 1));
+    for (int i = 0; i < draws; ++i) at_runs_.push_back(draw(rng_));
+    std::sort(at_runs_.begin(), at_runs_.end());
+  }
+  bool draws_left() const { return next_ < at_runs_.size(); }
+  // The next drawn moment, in the life the daemon at `url` lives: waits (polling every 5 ms,
+  // at most 120 s) until campaign `id` has recorded the next drawn number of runs, then up to
+  // two runs' time more. Returns the progress last seen; ended(): nothing is left to kill.
+  LiveProgress wait_for_drawn(const std::string& url, std::int64_t id) {
+    LiveProgress now = live_progress(url, id);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!now.ended() && now.runs < at_runs_.at(next_) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      now = live_progress(url, id);
+    }
+    ++next_;
+    if (!now.ended())
+      std::this_thread::sleep_for(std::chrono::duration<double>(
+          std::uniform_real_distribution<double>(0.0, 2 * run_seconds_)(rng_)));
+    return now;
+  }
+  // A random delay in a window that starts at two runs' time and doubles with each call: a
+  // step that records nothing until it ends (the campaign's last one refits the model's
+  // hyper-parameters and writes the rules file) is outgrown, where a window that did not grow
+  // could land in it every time.
+  void wait_in_growing_window() {
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(std::uniform_real_distribution<double>(0.0, window_)(rng_)));
+    window_ *= 2;
+  }
+
+ private:
+  std::mt19937 rng_;
+  double run_seconds_;
+  double window_;
+  std::vector<std::int64_t> at_runs_;
+  std::size_t next_ = 0;
+};
 
 struct SseEvent {
   std::string id;

@@ -3,7 +3,6 @@
 // nodes), restarted each time. Expected: the campaign completes; every measurement is present
 // once; no job is created twice; jobs, runs (with their injected outcomes), picks and the rules
 // file are those of an uninterrupted run with the same seeds.
-#include <random>
 
 #include "tests/server/fault_test_support.h"
 
@@ -28,14 +27,14 @@ TEST(FaultKill, SigkillAtRandomPointsWithInjectedFaults) {
   const double reference_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_reference).count();
 
-  // The same campaign, killed until it ends. Delays are drawn so that about min_kills + a few
-  // lives fit; after min_kills kills the daemon is left alone to finish.
+  // The same campaign, killed until it ends: min_kills lives at run counts drawn at random over
+  // the reference's (KillMoments), then left alone to finish.
+  const std::int64_t reference_runs =
+      Store(dir / "reference.db").campaign_progress(reference_id).runs;
   write_json_file(dir / "killed.json", sim_daemon_config(dir, "killed", faults, 0.005));
   std::random_device rd;
   const unsigned rng_seed = rd();
-  std::mt19937 rng(rng_seed);
-  std::uniform_real_distribution<double> delay_s(
-      0.0, std::max(0.05, 1.6 * reference_s / (min_kills + 4)));
+  KillMoments moments(rng_seed, reference_runs, reference_s, min_kills);
   int kills = 0;
   std::int64_t id = 0;
   for (;;) {
@@ -45,21 +44,16 @@ TEST(FaultKill, SigkillAtRandomPointsWithInjectedFaults) {
       id = create_campaign(url, spec);
       ASSERT_GT(id, 0);
     }
-    auto client = fault_client(url);
-    auto state = [&] {
-      auto res = client.Get("/api/v1/campaigns/" + std::to_string(id));
-      return res && res->status == 200 ? json::parse(res->body).at("state").get<std::string>() : "";
-    };
-    if (state() == "done" || state() == "failed") {
-      daemon.stop(SIGTERM);
-      break;
-    }
-    if (kills >= min_kills) {
+    if (!moments.draws_left()) {
+      auto client = fault_client(url);
       (void)wait_for_state(client, id, {"done", "failed"}, std::chrono::seconds(240));
       daemon.stop(SIGTERM);
       break;
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(delay_s(rng)));
+    if (moments.wait_for_drawn(url, id).ended()) {
+      daemon.stop(SIGTERM);
+      break;
+    }
     const int status = daemon.stop(SIGKILL);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     ++kills;
