@@ -131,6 +131,23 @@ Database::~Database() {
   if (db_) sqlite3_close_v2(db_);
 }
 
+void Database::on_commit(std::function<void()> f) {
+  on_commit_ = std::move(f);
+  if (!on_commit_) {
+    sqlite3_wal_autocheckpoint(db_, 1000);  // SQLite's own hook back
+    return;
+  }
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3* db, const char* name, int pages) {
+        static_cast<Database*>(self)->on_commit_();
+        if (pages >= 1000)
+          sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        return SQLITE_OK;
+      },
+      this);
+}
+
 void Database::exec_script(const char* sql) {
   char* error = nullptr;
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &error);

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -82,10 +83,18 @@ class Database {
   void set_user_version(int version);
   sqlite3* handle() { return db_; }
   const std::string& path() const { return path_; }
+  // Calls `f` after each transaction this connection commits (an explicit one or a statement
+  // on its own), once the commit is visible to other connections and its write lock released:
+  // the file is then as a process killed right after that commit leaves it. `f` runs on the
+  // committing thread, inside whatever the committer holds (a Store's mutex): it must not use
+  // this connection. The WAL is still checkpointed as SQLite's automatic checkpoint does it
+  // (passive, past 1000 pages), which this hook replaces. Empty `f`: no hook. For tests.
+  void on_commit(std::function<void()> f);
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::function<void()> on_commit_;
 };
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back when destroyed uncommitted (an exception).

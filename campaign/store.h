@@ -109,6 +109,13 @@ class Store {
   // How long a statement waits for another connection's lock before failing with
   // SQLITE_BUSY (default 10 s).
   void set_busy_timeout_ms(int ms) { sqlite3_busy_timeout(db_.handle(), ms); }
+  // Calls `f` after each transaction the store commits (sql::Database::on_commit; `f` runs
+  // under the store's mutex and must not use the store). Tests: the file as a kill after any
+  // commit leaves it.
+  void on_commit(std::function<void()> f) {
+    std::lock_guard lock(mutex_);
+    db_.on_commit(std::move(f));
+  }
 
   // Campaigns.
   std::int64_t create_campaign(const std::string& name, const nlohmann::json& spec,

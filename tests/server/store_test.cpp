@@ -136,6 +136,44 @@ TEST_F(StoreTest, ABatchOfJobsAndItsStateAreRecordedAllOrNothing) {
   EXPECT_EQ(store.context(lead)->optimizer_state.at("next"), 3);
 }
 
+TEST_F(StoreTest, OnCommitRunsAfterEachCommitWhenAnotherConnectionSeesIt) {
+  // The hook of the kill-after-any-commit test (Store::on_commit): called once per commit (a
+  // transaction of several writes or one statement on its own), when another connection reads
+  // what it committed; not for a transaction rolled back; gone when set empty. The WAL is still
+  // checkpointed, as SQLite's automatic checkpoint (which the hook replaces) does.
+  Store store(path_);
+  auto campaign = store.create_campaign("c", {}, CampaignState::running);
+  auto context = store.add_context(campaign, Collective::bcast, 2, 1, 0);
+  std::vector<std::int64_t> jobs_seen;  // per call: the jobs another connection reads
+  store.on_commit([&] {
+    sql::Database other(path_);
+    auto s = other.prepare("SELECT count(*) FROM jobs");
+    ASSERT_TRUE(s.step());
+    jobs_seen.push_back(s.int64(0));
+  });
+  store.create_jobs(campaign, "local", JobPurpose::search, {{context, "a", {}}, {context, "b", {}}},
+                    context, {{"next", 1}});
+  EXPECT_THROW(store.create_jobs(campaign, "local", JobPurpose::search,
+                                 {{context, "c", {}}, {context, "a", {}}}, context, {{"next", 2}}),
+               sql::Error);
+  store.create_job(campaign, context, "c", "local", JobPurpose::search, {});
+  EXPECT_EQ(jobs_seen, (std::vector<std::int64_t>{2, 3}));
+
+  // About 12 MB of events, one commit each: the WAL is checkpointed past 1000 pages (4 MB)
+  // and reused, so it stays near that size instead of holding them all.
+  int commits = 0;
+  store.on_commit([&] { ++commits; });
+  const std::string payload(4000, 'x');
+  for (int i = 0; i < 3000; ++i) store.add_event(campaign, "filler", {{"text", payload}});
+  EXPECT_EQ(commits, 3000);
+  EXPECT_LT(std::filesystem::file_size(path_ + "-wal"), 8'000'000u);
+
+  store.on_commit(nullptr);
+  store.create_job(campaign, context, "d", "local", JobPurpose::search, {});
+  EXPECT_EQ(commits, 3000);
+  EXPECT_EQ(jobs_seen.size(), 2u);
+}
+
 TEST_F(StoreTest, RefusesForeignAndNewerDatabases) {
   {
     sqlite3* db = nullptr;

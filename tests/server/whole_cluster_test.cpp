@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -909,6 +911,66 @@ TEST_F(WholeCluster, ACampaignKilledInsideASearchBatchEndsAsIfNeverKilled) {
   CampaignEngine engine(killed, *backend_, table_);
   ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
   expect_same(read(killed, id), never_killed);
+}
+
+TEST_F(WholeCluster, ACampaignKilledAfterAnyCommitEndsAsIfNeverKilled) {
+  // A SIGKILL leaves the store as its last commit left it, and some commits have no event
+  // after them (a run recorded, a job marked submitted): the test above copies the store at an
+  // event, this one after any commit. The campaign runs once; after each commit of its store
+  // (Store::on_commit) the file may be copied as it stands (copy_as_killed), so that the copies
+  // kept are a uniform sample of 4 of all its commits (reservoir sampling, seeded at
+  // random: the seed and the commit are in the failure's trace). Each copy, resumed, must end
+  // as the campaign never killed. COLLTUNE_COMMIT_SAMPLES=N keeps N copies (more than the
+  // commits: every commit; docs/reliability.md has that run's figures).
+  std::size_t samples = 4;
+  if (const char* n = std::getenv("COLLTUNE_COMMIT_SAMPLES"); n && std::atoi(n) > 0)
+    samples = static_cast<std::size_t>(std::atoi(n));
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("rng seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const CampaignSpec spec = reduce_campaign();
+  const fs::path live = dir_ / "killed-after-a-commit.db";
+  std::vector<std::pair<std::size_t, fs::path>> copies;  // (commit, copy), a uniform sample
+  std::size_t commits = 0;
+  std::int64_t id = 0;
+  {
+    Store store(live.string());
+    store.on_commit([&] {
+      ++commits;
+      std::size_t slot = copies.size();
+      if (copies.size() == samples) {
+        slot = std::uniform_int_distribution<std::size_t>(0, commits - 1)(rng);
+        if (slot >= samples) return;
+        fs::remove(copies[slot].second);
+      } else {
+        copies.emplace_back();
+      }
+      const fs::path copy = dir_ / ("after-commit-" + std::to_string(commits) + ".db");
+      copy_as_killed(live, copy);
+      copies[slot] = {commits, copy};
+    });
+    id = CampaignEngine::create_campaign(store, spec);
+    CancelFlag go_on;
+    CampaignEngine engine(store, *backend_, table_);
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+    store.on_commit(nullptr);
+  }
+  Store store(live.string());
+  const auto never_killed = read(store, id);
+  ASSERT_GT(commits, 100u) << "the hook did not see the campaign's commits";
+  ASSERT_EQ(copies.size(), std::min(samples, commits));
+  std::sort(copies.begin(), copies.end());
+  std::printf("[ figures  ] %zu commits, %zu copies resumed (rng seed %u)\n", commits,
+              copies.size(), seed);
+  for (const auto& [commit, path] : copies) {
+    SCOPED_TRACE("killed after commit " + std::to_string(commit) + " of " +
+                 std::to_string(commits));
+    Store killed(path.string());
+    CancelFlag go_on;
+    CampaignEngine engine(killed, *backend_, table_);
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+    expect_same(read(killed, id), never_killed);
+  }
 }
 
 TEST_F(WholeCluster, ReplaysTheRecordedOrnlSweepAcrossCommSizes) {
