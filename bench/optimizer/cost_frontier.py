@@ -6,7 +6,7 @@ simulated clusters and all four collectives. One table row per (cluster, collect
 seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
-                        [--first-seed N]
+                        [--first-seed N] [--verified-only]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -16,7 +16,9 @@ with the row's profile, collective, budget and top size added, for per-seed comp
 --first-seed N: seeds N .. N + SEEDS - 1 (default 1); seeds 11 and up were not used to choose
 any change, so two builds compared there are compared without the bias of the seeds 1-10 the
 kept variants were chosen on (bench/README.md "The batch check on seeds no change was chosen
-on"). The bench is run as an argv vector, never through a shell.
+on"). --verified-only: without --total, only the rows with every listed size verified (the
+default mode as a campaign runs it), not also those with the largest size gated. The bench is
+run as an argv vector, never through a shell.
 """
 import json
 import statistics
@@ -58,7 +60,8 @@ def main():
         first_seed = args[at + 1]
         del args[at:at + 2]
     total = "--total" in args
-    args = [a for a in args if a != "--total"]
+    verified_only = "--verified-only" in args
+    args = [a for a in args if a not in ("--total", "--verified-only")]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -73,7 +76,7 @@ def main():
     for profile, (sizes, ppn, top) in PROFILES.items():
         for collective in COLLECTIVES:
             for budget in budgets:
-                for unverified in ("0",) if total else ("0", top):
+                for unverified in ("0",) if total or verified_only else ("0", top):
                     argv = [bench, "--sim", profile, "--collective", collective,
                             "--comm-sizes", sizes, "--ppn", ppn, "--seeds", seeds,
                             "--first-seed", first_seed,
