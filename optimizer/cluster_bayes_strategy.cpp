@@ -525,6 +525,17 @@ void ClusterBayesStrategy::maybe_refit() {
 }
 
 std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) const {
+  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  if (!stale_fit_ || stale_fit_->first != key) {
+    int rows = 0;
+    auto theta = fit_if_stale(&rows);
+    stale_fit_.emplace(key, std::make_pair(rows, std::move(theta)));
+  }
+  *rows_out = stale_fit_->second.first;
+  return stale_fit_->second.second;
+}
+
+std::optional<Eigen::VectorXd> ClusterBayesStrategy::fit_if_stale(int* rows_out) const {
   auto gp = model({}, {});
   if (!gp) return std::nullopt;
   const int rows = static_cast<int>(gp->data().rows.size());
@@ -1154,6 +1165,7 @@ void ClusterBayesStrategy::restore(const nlohmann::json& state) {
   cost_fit_.reset();
   reserve_.reset();
   span_pricing_.reset();
+  stale_fit_.reset();
   pending_ = std::move(pending);
   theta_ = std::move(theta);
   design_next_ = std::min<std::size_t>(state.at("design_next").get<std::size_t>(), design_.size());

@@ -251,7 +251,10 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // MAP hyper-parameters on everything observed, warm-started from the last fit, when there is
   // no fit yet or the rows grew by refit_growth since it; nullopt otherwise (or < 3 rows).
   // `rows` receives the number of rows the fit saw.
+  // Fitted once per (observations, fitted rows): recommend() and search_posterior() ask on
+  // every call, and under a node-second budget the reserve asks once per comm size per batch.
   std::optional<Eigen::VectorXd> stale_fit(int* rows) const;
+  std::optional<Eigen::VectorXd> fit_if_stale(int* rows) const;  // stale_fit() without its cache
   void maybe_refit();
   // Acquisition over every candidate pair of the campaign's sizes; best first.
   struct Scored {
@@ -321,6 +324,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // built at (reset by restore).
   mutable std::optional<std::pair<std::pair<std::size_t, int>, std::optional<ClusterGp>>>
       span_pricing_;
+  // stale_fit()'s answer (rows the fit saw, the fit or none), with the (observations, fitted
+  // rows) it was computed at (reset by restore).
+  mutable std::optional<
+      std::pair<std::pair<std::size_t, int>, std::pair<int, std::optional<Eigen::VectorXd>>>>
+      stale_fit_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
 
