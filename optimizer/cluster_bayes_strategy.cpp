@@ -301,7 +301,7 @@ double ClusterBayesStrategy::span_price(int comm_size, const TuningConfig& confi
                                         std::int64_t min_size, std::int64_t max_size) const {
   if (!prices_configurations()) return size_price(comm_size);
   // The pricing surrogate, built once per (observations, fitted rows).
-  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  const ModelState key = model_state();
   if (!span_pricing_ || span_pricing_->first != key) span_pricing_.emplace(key, pricing_model());
   const auto& gp = span_pricing_->second;
   const TuningConfig c = space_at(comm_size).canonical(config);
@@ -525,7 +525,7 @@ void ClusterBayesStrategy::maybe_refit() {
 }
 
 std::optional<Eigen::VectorXd> ClusterBayesStrategy::stale_fit(int* rows_out) const {
-  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  const ModelState key = model_state();
   if (!stale_fit_ || stale_fit_->first != key) {
     int rows = 0;
     auto theta = fit_if_stale(&rows);
@@ -766,7 +766,7 @@ double ClusterBayesStrategy::search_budget() const {
   if (options_.budget_node_seconds <= 0 || !options_.reserve) return options_.budget_node_seconds;
   // What the reserve holds back for the strategy as it stands, kept until its observations or
   // its model change.
-  const std::pair<std::size_t, int> key{evaluations_.size(), fitted_rows_};
+  const ModelState key = model_state();
   if (!reserve_ || reserve_->first != key) reserve_.emplace(key, options_.reserve(*this));
   return options_.budget_node_seconds - reserve_->second;
 }

@@ -251,8 +251,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
   // MAP hyper-parameters on everything observed, warm-started from the last fit, when there is
   // no fit yet or the rows grew by refit_growth since it; nullopt otherwise (or < 3 rows).
   // `rows` receives the number of rows the fit saw.
-  // Fitted once per (observations, fitted rows): recommend() and search_posterior() ask on
-  // every call, and under a node-second budget the reserve asks once per comm size per batch.
+  // Fitted once per model_state(): recommend() and search_posterior() ask on every call (the
+  // final phases once per comm size, after a search that ended on its budget and so never
+  // refitted its last runs; under a node-second budget the reserve too, per comm size).
   std::optional<Eigen::VectorXd> stale_fit(int* rows) const;
   std::optional<Eigen::VectorXd> fit_if_stale(int* rows) const;  // stale_fit() without its cache
   void maybe_refit();
@@ -309,6 +310,11 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::optional<ConfigEncoder> encoder_;
   std::optional<SearchSpace> largest_;
   mutable std::map<int, std::unique_ptr<SearchSpace>> spaces_;
+  // What the model derived from the observations depends on: (observations, rows of the last
+  // hyper-parameter fit). reserve_, span_pricing_ and stale_fit_ hold while it is unchanged
+  // (restore resets them).
+  using ModelState = std::pair<std::size_t, int>;
+  ModelState model_state() const { return {evaluations_.size(), fitted_rows_}; }
   // The cost model fitted to the observed runs: machine coefficients, then what they miss
   // per algorithm; cached with the number of observations it was fitted to (reset by restore).
   struct CostFit {
@@ -319,15 +325,13 @@ class ClusterBayesStrategy : public ClusterStrategy {
   mutable std::optional<std::pair<std::size_t, CostFit>> cost_fit_;
   // search_budget()'s reserve, with the (observations, fitted rows) it was priced at (reset by
   // restore).
-  mutable std::optional<std::pair<std::pair<std::size_t, int>, double>> reserve_;
+  mutable std::optional<std::pair<ModelState, double>> reserve_;
   // pricing_model() for price() and span_price(), with the (observations, fitted rows) it was
   // built at (reset by restore).
-  mutable std::optional<std::pair<std::pair<std::size_t, int>, std::optional<ClusterGp>>>
-      span_pricing_;
+  mutable std::optional<std::pair<ModelState, std::optional<ClusterGp>>> span_pricing_;
   // stale_fit()'s answer (rows the fit saw, the fit or none), with the (observations, fitted
   // rows) it was computed at (reset by restore).
-  mutable std::optional<
-      std::pair<std::pair<std::size_t, int>, std::pair<int, std::optional<Eigen::VectorXd>>>>
+  mutable std::optional<std::pair<ModelState, std::pair<int, std::optional<Eigen::VectorXd>>>>
       stale_fit_;
   std::map<int, double> median_model_seconds_;  // per size, over its configurations (design)
   int max_evaluations_ = 150;
