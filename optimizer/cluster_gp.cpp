@@ -49,8 +49,8 @@ Eigen::VectorXd ClusterGp::upper_bounds() {
   return b;
 }
 
-double ClusterGp::log_prior(const Eigen::VectorXd& theta) {
-  return gaussian_log_prior(kClusterPriors, theta);
+double ClusterGp::log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient) {
+  return gaussian_log_prior(kClusterPriors, theta, gradient);
 }
 
 Eigen::VectorXd upgrade_cluster_theta(const std::vector<double>& saved) {
@@ -148,14 +148,98 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
   ls_ = es.eigenvalues().cwiseMax(0.0);
   g_ = ((lr_ * ls_.transpose()).array() + tau2).inverse().matrix();
   Eigen::MatrixXd y_rot = qr_.transpose() * sqrt_r_.asDiagonal() * z * qs_;
-  Eigen::MatrixXd b = y_rot.cwiseProduct(g_);
-  Eigen::MatrixXd alpha = sqrt_r_.asDiagonal() * qr_ * b * qs_.transpose();
-  alpha_ks_ = alpha * ks_;
+  b_ = y_rot.cwiseProduct(g_);
+  alpha_ = sqrt_r_.asDiagonal() * qr_ * b_ * qs_.transpose();
+  alpha_ks_ = alpha_ * ks_;
   vs2_ = (qs_.transpose() * ks_).array().square().matrix();
   const double log_det = -g_.array().log().sum() - m * data_.repeats.array().log().sum();
   // The likelihood of the log latencies themselves: standardisation is a change of units.
-  log_likelihood_ = -0.5 * y_rot.cwiseProduct(b).sum() - 0.5 * log_det - 0.5 * n * m * kLog2Pi -
+  log_likelihood_ = -0.5 * y_rot.cwiseProduct(b_).sum() - 0.5 * log_det - 0.5 * n * m * kLog2Pi -
                     n * scale_.array().log().sum();
+}
+
+// In the whitened space (rows scaled by sqrt(r)) the data's covariance is
+// C = (S K_row S) (x) K_s + tau^2 I, S = diag(sqrt r), and for a parameter p
+//   d log L / dp = 1/2 a^T (dC/dp) a - 1/2 tr(C^-1 dC/dp),   a = C^-1 y.
+// For a row parameter dC = (S dK_row S) (x) K_s, and both terms are sums of dK_row times one
+// n x n matrix: the data term alpha K_s alpha^T (alpha = S a arranged n x m), the trace term
+// S Q_r diag(sum_j g_ij l_s,j) Q_r^T S, from the eigen-terms the constructor already has. So
+// every row parameter costs one pass over the n^2 pairs, after one O(n^3) product; the message
+// -size parameters likewise with m x m matrices, and the noise from g_ and b_ directly.
+Eigen::VectorXd ClusterGp::log_likelihood_gradient() const {
+  const int n = static_cast<int>(data_.rows.size());
+  const int m = static_cast<int>(data_.size_coord.size());
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(kClusterGpParamCount);
+
+  const Eigen::MatrixXd pc = sqrt_r_.asDiagonal() * qr_;
+  const Eigen::MatrixXd row_weight =
+      alpha_ks_ * alpha_.transpose() - pc * (g_ * ls_).asDiagonal() * pc.transpose();
+  const double signal = std::exp(theta_[kClusterLogSignalVar]);
+  const double shared = std::exp(theta_[kClusterLogSharedVar]);
+  const double rho = sigmoid(theta_[kClusterLogitRho]);
+  const double ls_seg = std::exp(theta_[kClusterLogLengthSeg]);
+  const double ls_fan = std::exp(theta_[kClusterLogLengthFan]);
+  const double ls_comm = std::exp(theta_[kClusterLogLengthComm]);
+  const double nugget = std::exp(theta_[kClusterLogCommNugget]);
+  const double shared_slope = std::exp(theta_[kClusterLogSharedSlopeVar]);
+  double d_signal = 0, d_rho = 0, d_seg = 0, d_fan = 0, d_comm = 0, d_shared = 0, d_nugget = 0,
+         d_slope = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double w = row_weight(i, j);
+      const ClusterRow &a = data_.rows[i], &b = data_.rows[j];
+      const double ds = (a.config.seg - b.config.seg) / ls_seg;
+      const double df = (a.config.fan - b.config.fan) / ls_fan;
+      double m52c, fc;
+      matern52(std::sqrt(ds * ds + df * df), &m52c, &fc);
+      const bool same_alg = a.config.category == b.config.category;
+      const double cat = same_alg ? 1.0 : rho;
+      const double kc = cat * m52c;
+      const double u = std::abs(a.log2_comm - b.log2_comm) / ls_comm;
+      double kp, fp;
+      matern52(u, &kp, &fp);
+      const double own = a.log2_comm == b.log2_comm ? nugget : 0.0;
+      const double lin = (a.log2_comm - center_log2_) * (b.log2_comm - center_log2_);
+      const double config_weight = w * signal * (kp + own);  // times dk_c
+      d_signal += config_weight * kc;
+      if (!same_alg) d_rho += config_weight * rho * (1.0 - rho) * m52c;
+      d_seg += config_weight * cat * fc * ds * ds;
+      d_fan += config_weight * cat * fc * df * df;
+      d_comm += w * fp * u * u * (shared + signal * kc);
+      d_shared += w * kp * shared;
+      d_nugget += w * own * signal * kc;
+      d_slope += w * lin * shared_slope;
+    }
+  grad[kClusterLogSignalVar] = 0.5 * d_signal;
+  grad[kClusterLogitRho] = 0.5 * d_rho;
+  grad[kClusterLogLengthSeg] = 0.5 * d_seg;
+  grad[kClusterLogLengthFan] = 0.5 * d_fan;
+  grad[kClusterLogLengthComm] = 0.5 * d_comm;
+  grad[kClusterLogSharedVar] = 0.5 * d_shared;
+  grad[kClusterLogCommNugget] = 0.5 * d_nugget;
+  grad[kClusterLogSharedSlopeVar] = 0.5 * d_slope;
+
+  // Message-size parameters: dC = (S K_row S) (x) dK_s; the data term alpha^T K_row alpha, in
+  // the eigenbasis Q_s b^T diag(l_r) b Q_s^T, the trace term Q_s diag(sum_i g_ij l_r,i) Q_s^T.
+  const Eigen::MatrixXd size_weight =
+      qs_ * (b_.transpose() * lr_.asDiagonal() * b_ - Eigen::MatrixXd((g_.transpose() * lr_)
+                                                                         .asDiagonal())) *
+      qs_.transpose();
+  const double ls_size = std::exp(theta_[kClusterLogLengthSize]);
+  double d_size = 0;
+  for (int s = 0; s < m; ++s)
+    for (int t = 0; t < m; ++t) {
+      const double u = std::abs(data_.size_coord[s] - data_.size_coord[t]) / ls_size;
+      double k, f;
+      matern52(u, &k, &f);
+      d_size += size_weight(s, t) * f * u * u;
+    }
+  grad[kClusterLogLengthSize] = 0.5 * d_size;
+  grad[kClusterLogSizeNugget] = 0.5 * std::exp(theta_[kClusterLogSizeNugget]) * size_weight.trace();
+  // Noise: dC = tau^2 I.
+  const double tau2 = std::exp(theta_[kClusterLogNoiseVar]);
+  grad[kClusterLogNoiseVar] = 0.5 * tau2 * (b_.squaredNorm() - g_.sum());
+  return grad;
 }
 
 Eigen::MatrixXd ClusterGp::offsets(const std::vector<ClusterRow>& points) const {
@@ -218,30 +302,20 @@ Eigen::VectorXd ClusterGp::noise_sd() const {
 Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
                                const std::vector<Eigen::VectorXd>& starts, int max_iterations) {
   const Eigen::VectorXd lb = ClusterGp::lower_bounds(), ub = ClusterGp::upper_bounds();
-  auto value = [&data](const Eigen::VectorXd& theta) -> double {
+  // The negative log posterior and its gradient; where the model cannot be built (or is not
+  // finite) the largest value and a zero gradient, which the line search backs away from.
+  auto objective = [&data](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) -> double {
     try {
       ClusterGp gp(data, theta);
-      double v = -(gp.log_likelihood() + ClusterGp::log_prior(theta));
-      return std::isfinite(v) ? v : std::numeric_limits<double>::max();
+      Eigen::VectorXd prior_grad;
+      const double v = -(gp.log_likelihood() + ClusterGp::log_prior(theta, &prior_grad));
+      grad = -(gp.log_likelihood_gradient() + prior_grad);
+      if (!std::isfinite(v) || !grad.allFinite()) throw std::runtime_error("non-finite");
+      return v;
     } catch (const std::exception&) {
+      grad = Eigen::VectorXd::Zero(theta.size());
       return std::numeric_limits<double>::max();
     }
-  };
-  auto objective = [&](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) -> double {
-    const double f = value(theta);
-    grad.resize(theta.size());
-    for (int i = 0; i < theta.size(); ++i) {
-      Eigen::VectorXd t = theta;
-      double h = 1e-4;
-      if (t[i] + h > ub[i]) h = -h;
-      t[i] += h;
-      double fi = value(t);
-      grad[i] =
-          (f == std::numeric_limits<double>::max() || fi == std::numeric_limits<double>::max())
-              ? 0.0
-              : (fi - f) / h;
-    }
-    return f;
   };
   LBFGSpp::LBFGSBParam<double> param;
   param.max_iterations = max_iterations;
@@ -251,7 +325,8 @@ Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
 
   Eigen::VectorXd best = starts.empty() ? ClusterGp::default_theta() : starts.front();
   best = best.cwiseMax(lb).cwiseMin(ub);
-  double best_value = value(best);
+  Eigen::VectorXd scratch(best.size());
+  double best_value = objective(best, scratch);
   for (const auto& start : starts) {
     Eigen::VectorXd x = start.cwiseMax(lb).cwiseMin(ub);
     double fx = 0;
@@ -261,7 +336,7 @@ Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
     } catch (const std::exception&) {
       // Line-search failures leave x at the last accepted iterate; score it below.
     }
-    fx = value(x);
+    fx = objective(x, scratch);
     if (std::isfinite(fx) && fx < best_value) best_value = fx, best = x;
   }
   return best;

@@ -83,6 +83,9 @@ class ClusterGp {
   const ClusterGridData& data() const { return data_; }
   const Eigen::VectorXd& theta() const { return theta_; }
   double log_likelihood() const { return log_likelihood_; }
+  // The gradient of log_likelihood() with respect to theta (exact; one O(n^3 + m^3) pass on
+  // top of the constructor's eigendecompositions, then O(n^2) per row parameter).
+  Eigen::VectorXd log_likelihood_gradient() const;
 
   // Posterior of the latent log latency (µs, log units) of `points` at every message size:
   // mean and variance, each points.size() x m.
@@ -105,7 +108,8 @@ class ClusterGp {
   static Eigen::VectorXd default_theta();
   static Eigen::VectorXd lower_bounds();
   static Eigen::VectorXd upper_bounds();
-  static double log_prior(const Eigen::VectorXd& theta);
+  // With `gradient`, also its gradient (resized to theta's size).
+  static double log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd* gradient = nullptr);
 
  private:
   // Prior mean (log units): the offsets plus the trend.
@@ -122,12 +126,14 @@ class ClusterGp {
   Eigen::MatrixXd qr_, qs_;
   Eigen::VectorXd lr_, ls_;
   Eigen::MatrixXd g_;         // 1 / (lr_i ls_j + tau^2)
+  Eigen::MatrixXd b_;         // the standardised data in the eigenbasis, times g_ (n x m)
+  Eigen::MatrixXd alpha_;     // K^-1 (z - 0) arranged n x m
   Eigen::MatrixXd alpha_ks_;  // K^-1 (z - 0) arranged n x m, times K_s
   Eigen::MatrixXd vs2_;       // (Q_s^T K_s)^2 elementwise, m x m
   double log_likelihood_ = 0;
 };
 
-// MAP hyper-parameters (L-BFGS-B, forward-difference gradients) from each start; the best.
+// MAP hyper-parameters (L-BFGS-B on the exact gradient) from each start; the best.
 Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
                                const std::vector<Eigen::VectorXd>& starts, int max_iterations = 40);
 

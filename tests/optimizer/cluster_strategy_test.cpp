@@ -945,6 +945,44 @@ TEST(ClusterStrategy, TheSearchReadsTheDefaultsRunsAsRunsOfItsAliasAtThatSize) {
   }
 }
 
+// The exact gradient of the log likelihood agrees with central differences for every
+// hyper-parameter, on rows that exercise each term: several algorithms (rho), segment sizes
+// and fan-outs, repeated comm sizes (the comm-size nugget), unequal repeats and offsets.
+TEST(ClusterGp, GradientMatchesFiniteDifferences) {
+  Rng rng(5);
+  ClusterGridData d;
+  const int n = 14, m = 6;
+  d.size_coord = Eigen::VectorXd::LinSpaced(m, 0.0, 1.0);
+  d.log_latency.resize(n, m);
+  d.repeats.resize(n);
+  for (int i = 0; i < n; ++i) {
+    ClusterRow r;
+    r.config.category = i % 3;
+    r.config.seg = rng.uniform();
+    r.config.fan = rng.uniform();
+    r.log2_comm = 1 + (i % 5) * 1.5;
+    r.offset = Eigen::VectorXd::LinSpaced(m, 0.1 * i, 0.3);
+    d.rows.push_back(r);
+    d.repeats[i] = 1 + i % 3;
+    for (int s = 0; s < m; ++s)
+      d.log_latency(i, s) = 0.5 * r.log2_comm + std::sin(3 * r.config.seg + s) +
+                            0.3 * r.config.category * s / m + 0.1 * rng.uniform();
+  }
+  Eigen::VectorXd theta = ClusterGp::default_theta();
+  for (int k = 0; k < theta.size(); ++k) theta[k] += 0.4 * (rng.uniform() - 0.5);
+  const Eigen::VectorXd grad = ClusterGp(d, theta).log_likelihood_gradient();
+  for (int k = 0; k < kClusterGpParamCount; ++k) {
+    const double h = 1e-5;
+    Eigen::VectorXd up = theta, down = theta;
+    up[k] += h;
+    down[k] -= h;
+    const double numeric =
+        (ClusterGp(d, up).log_likelihood() - ClusterGp(d, down).log_likelihood()) / (2 * h);
+    EXPECT_NEAR(grad[k], numeric, 1e-5 * std::max(1.0, std::abs(numeric))) << "parameter " << k;
+    EXPECT_GT(std::abs(numeric), 1e-4) << "parameter " << k << " is not exercised";
+  }
+}
+
 // The joint posterior of one row across the message sizes has predict()'s marginals.
 TEST(ClusterGp, TheJointPosteriorOfARowHasThePredictedMarginals) {
   ClusterGridData d;
