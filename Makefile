@@ -67,12 +67,14 @@ check-slurm: build deps-test
 	@scripts/run-slurm-tests $(BUILD)
 
 # Unit tests under AddressSanitizer and UBSan: the test programs that run in-process (no MPI
-# jobs, no child colltune processes), so every report is about our code. The longest two first
-# (here server_tests about 200 s, optimizer_tests 145 s, all the others 40 s together), so the
-# two slots end close together.
-ASAN_TESTS = server_tests optimizer_tests rules_tests core_tests osu_tests runner_sim_tests \
+# jobs, no child colltune processes), so every report is about our code. The longest first, so
+# the two slots end close together: server_tests (here about 250 s, most of it the whole-cluster
+# campaigns interrupted at every point) as two jobs of half its tests each (NAME@N,
+# scripts/run-asan-tests), then optimizer_tests (70 s), then the others (60 s together).
+ASAN_TESTS = server_tests@2 optimizer_tests rules_tests core_tests osu_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
              osu_bench_unit_tests http_front_door_tests
+ASAN_TARGETS = $(foreach t,$(ASAN_TESTS),$(firstword $(subst @, ,$(t))))
 # The libFuzzer targets (fuzz/). One clang tree serves both: the sanitizer build of the tests
 # with COLLTUNE_FUZZ=ON, where the parsers' libraries are also compiled for libFuzzer's coverage
 # (-fsanitize=fuzzer-no-link), so the fuzzers are five more programs of it, not a third build.
@@ -90,10 +92,10 @@ asan-configure:
 # The sanitizer tree's test programs and fuzzers, nothing run (.ci/run builds it while the Slurm
 # tests, which mostly wait on Slurm, leave the cores idle).
 build-asan: asan-configure
-	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS) $(FUZZERS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS) $(FUZZERS)
 
 check-asan: asan-configure
-	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS)
 	@JOBS=$(JOBS) scripts/run-asan-tests $(ASAN_BUILD) $(ASAN_TESTS)
 
 # The fuzzers for FUZZ_SECONDS each, two at a time on 2 cores (JOBS); fails on any crash. They come
