@@ -29,6 +29,18 @@ const GaussianPrior kClusterPriors[] = {
 static_assert(std::size(kClusterPriors) == kClusterGpParamCount, "one prior per hyper-parameter");
 constexpr int kParamsBeforeSlopes = kClusterLogSharedSlopeVar;
 
+// K_row's hyper-parameters in natural units (variances, correlation, length-scales), in the
+// order of ClusterGpParam: one unpacking for the kernel and its gradient.
+struct RowKernel {
+  double signal, shared, rho, ls_seg, ls_fan, ls_comm, nugget, shared_slope;
+  static RowKernel from(const Eigen::VectorXd& theta) {
+    return {std::exp(theta[kClusterLogSignalVar]),  std::exp(theta[kClusterLogSharedVar]),
+            sigmoid(theta[kClusterLogitRho]),       std::exp(theta[kClusterLogLengthSeg]),
+            std::exp(theta[kClusterLogLengthFan]),  std::exp(theta[kClusterLogLengthComm]),
+            std::exp(theta[kClusterLogCommNugget]), std::exp(theta[kClusterLogSharedSlopeVar])};
+  }
+};
+
 }  // namespace
 
 Eigen::VectorXd ClusterGp::default_theta() {
@@ -65,14 +77,8 @@ Eigen::VectorXd upgrade_cluster_theta(const std::vector<double>& saved) {
 Eigen::MatrixXd ClusterGp::row_covariance(const std::vector<ClusterRow>& a,
                                           const std::vector<ClusterRow>& b,
                                           const Eigen::VectorXd& theta, double center) {
-  const double signal = std::exp(theta[kClusterLogSignalVar]);
-  const double shared = std::exp(theta[kClusterLogSharedVar]);
-  const double rho = sigmoid(theta[kClusterLogitRho]);
-  const double ls_seg = std::exp(theta[kClusterLogLengthSeg]);
-  const double ls_fan = std::exp(theta[kClusterLogLengthFan]);
-  const double ls_comm = std::exp(theta[kClusterLogLengthComm]);
-  const double nugget = std::exp(theta[kClusterLogCommNugget]);
-  const double shared_slope = std::exp(theta[kClusterLogSharedSlopeVar]);
+  const auto [signal, shared, rho, ls_seg, ls_fan, ls_comm, nugget, shared_slope] =
+      RowKernel::from(theta);
   Eigen::MatrixXd k(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i)
     for (std::size_t j = 0; j < b.size(); ++j) {
@@ -174,14 +180,8 @@ Eigen::VectorXd ClusterGp::log_likelihood_gradient() const {
   const Eigen::MatrixXd pc = sqrt_r_.asDiagonal() * qr_;
   const Eigen::MatrixXd row_weight =
       alpha_ks_ * alpha_.transpose() - pc * (g_ * ls_).asDiagonal() * pc.transpose();
-  const double signal = std::exp(theta_[kClusterLogSignalVar]);
-  const double shared = std::exp(theta_[kClusterLogSharedVar]);
-  const double rho = sigmoid(theta_[kClusterLogitRho]);
-  const double ls_seg = std::exp(theta_[kClusterLogLengthSeg]);
-  const double ls_fan = std::exp(theta_[kClusterLogLengthFan]);
-  const double ls_comm = std::exp(theta_[kClusterLogLengthComm]);
-  const double nugget = std::exp(theta_[kClusterLogCommNugget]);
-  const double shared_slope = std::exp(theta_[kClusterLogSharedSlopeVar]);
+  const auto [signal, shared, rho, ls_seg, ls_fan, ls_comm, nugget, shared_slope] =
+      RowKernel::from(theta_);
   double d_signal = 0, d_rho = 0, d_seg = 0, d_fan = 0, d_comm = 0, d_shared = 0, d_nugget = 0,
          d_slope = 0;
   for (int i = 0; i < n; ++i)
@@ -221,10 +221,9 @@ Eigen::VectorXd ClusterGp::log_likelihood_gradient() const {
 
   // Message-size parameters: dC = (S K_row S) (x) dK_s; the data term alpha^T K_row alpha, in
   // the eigenbasis Q_s b^T diag(l_r) b Q_s^T, the trace term Q_s diag(sum_i g_ij l_r,i) Q_s^T.
-  const Eigen::MatrixXd size_weight =
-      qs_ * (b_.transpose() * lr_.asDiagonal() * b_ - Eigen::MatrixXd((g_.transpose() * lr_)
-                                                                         .asDiagonal())) *
-      qs_.transpose();
+  Eigen::MatrixXd inner = b_.transpose() * lr_.asDiagonal() * b_;
+  inner.diagonal() -= g_.transpose() * lr_;
+  const Eigen::MatrixXd size_weight = qs_ * inner * qs_.transpose();
   const double ls_size = std::exp(theta_[kClusterLogLengthSize]);
   double d_size = 0;
   for (int s = 0; s < m; ++s)
