@@ -89,8 +89,8 @@ asan-configure:
 	@scripts/install-deps build fuzz
 	@$(ASAN_CONFIGURE) >/dev/null
 
-# The sanitizer tree's test programs and fuzzers, nothing run (.ci/run builds it while the Slurm
-# tests, which mostly wait on Slurm, leave the cores idle).
+# The sanitizer tree's test programs and fuzzers, nothing run (.ci/run builds it at nice 19 while
+# the unit and Slurm tests run, in the time they leave the cores idle).
 build-asan: asan-configure
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TARGETS) $(FUZZERS)
 
