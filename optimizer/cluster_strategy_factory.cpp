@@ -16,7 +16,8 @@ std::unique_ptr<ClusterStrategy> make_cluster_strategy(const std::string& name,
     return std::make_unique<ClusterBayesStrategy>(collective, table, options);
   if (name == "nearest")
     return std::make_unique<NearestClusterStrategy>(collective, table, options);
-  throw std::invalid_argument("unknown cluster strategy '" + name + "' (known: bo-cluster, nearest)");
+  throw std::invalid_argument("unknown cluster strategy '" + name +
+                              "' (known: bo-cluster, nearest)");
 }
 
 }  // namespace colltune
