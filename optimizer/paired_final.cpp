@@ -107,11 +107,19 @@ double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int
     if (measured.empty()) continue;
     const FirstLookCandidate look =
         cluster_first_look(strategy, p, per_size, measured, SearchSpace(collective, p, table));
+    // Every run at the default's price over the look's span, as the plan prices every run at
+    // the default's (over the whole run): a nominee's own price is extrapolated where it never
+    // ran, and priced so, looks stopped searches early (bench/README.md, "The search's reserve
+    // follows its nominees").
+    const SpanPrice default_over_span = [&strategy, p](const TuningConfig&, std::int64_t lo,
+                                                       std::int64_t hi) {
+      return strategy.span_price(p, TuningConfig::default_decision(), lo, hi);
+    };
     std::set<TuningConfig> tested;
     double fits = 0;  // the look of the most nominees, most valuable first, that money pays for
     for (const auto& config : by_value(look.values)) {
       tested.insert(config);
-      const double cost = look_cost(2, tested, look.nominated, look.run_price);
+      const double cost = look_cost(2, tested, look.nominated, default_over_span);
       if (cost > money) break;
       fits = cost;
     }

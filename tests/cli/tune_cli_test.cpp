@@ -501,13 +501,32 @@ TEST_F(TuneCliTest, WholeClusterMoneyThePlannedLooksLeftPaysForMoreLooks) {
   // first looks of the smaller sizes at whole-run prices of the default; those looks measure a
   // narrower span and cost less. The money the smaller sizes did not spend then pays for more
   // looks, largest size first (leftover_look_budget, optimizer/paired_final.h): here a further
-  // round at 16 ranks for the nominee still open there, within the total.
+  // round at 16 ranks for the nominee still open there, within the total. With search jobs of
+  // 2 runs this campaign has such a look; with 8 it has none since the search's reserve holds
+  // back the first looks at the default's price over their span, not at whole runs
+  // (first_look_reserve).
   const auto db = (dir_ / "left.db").string();
-  auto r = run_process(
-      {COLLTUNE_BINARY, "tune", "--backend", "sim", "--np", "2,4,8,16", "--collectives", "reduce",
-       "--sizes", "4:1048576", "--total-node-seconds", "180", "--db", db, "--rules-out",
-       (dir_ / "left.conf").string(), "--report-out", (dir_ / "left.json").string()},
-      {.timeout_s = 180});
+  auto r = run_process({COLLTUNE_BINARY,
+                        "tune",
+                        "--backend",
+                        "sim",
+                        "--np",
+                        "2,4,8,16",
+                        "--collectives",
+                        "reduce",
+                        "--sizes",
+                        "4:1048576",
+                        "--total-node-seconds",
+                        "180",
+                        "--db",
+                        db,
+                        "--rules-out",
+                        (dir_ / "left.conf").string(),
+                        "--report-out",
+                        (dir_ / "left.json").string(),
+                        "--batch-size",
+                        "2"},
+                       {.timeout_s = 180});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text << r.stdout_text;
   std::ifstream in(dir_ / "left.json");
   const auto report = nlohmann::json::parse(in);

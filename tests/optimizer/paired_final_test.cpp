@@ -284,8 +284,9 @@ class FixedClusterStrategy : public ClusterStrategy {
   }
   // A run at `comm_size` costs `price` (else 1).
   void set_run_price(int comm_size, double price) { prices_[comm_size] = price; }
-  double span_price(int, const TuningConfig&, std::int64_t, std::int64_t) const override {
-    return 0.5;  // a look measures fewer message sizes than a whole run
+  double span_price(int comm_size, const TuningConfig& config, std::int64_t,
+                    std::int64_t) const override {
+    return 0.5 * run_price(comm_size, config);  // a look measures fewer message sizes
   }
 
  private:
@@ -330,7 +331,8 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   // Planned as whole runs of the default; expected to cost the span's price when it runs.
   EXPECT_DOUBLE_EQ(look.run_price(ran, 4, 1024), 1);
   EXPECT_DOUBLE_EQ(look.expected_price(ran, 4, 1024), 0.5);
-  // Held back: 2 rounds of the default and the nominee (4 runs) at each measured size; a size
+  // Held back: 2 rounds of the default and the nominee (4 runs) at each measured size, each
+  // at the default's price over the look's span (0.5), not at the plan's whole run (1); a size
   // without a measurement holds nothing.
   const SearchLatencies measured{{1024, {{ran, {5.0}}}}};
   auto latencies_at = [&](std::set<int> sizes) {
@@ -338,10 +340,10 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   };
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({8, 16, 32}),
                                       Collective::bcast, table(), kAll),
-                   12);
+                   6);
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({16}),
                                       Collective::bcast, table(), kAll),
-                   4);
+                   2);
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({}), Collective::bcast,
                                       table(), kAll),
                    0);
@@ -356,7 +358,8 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
 TEST(PairedFinal, TheSearchHoldsBackOnlyTheLooksWhatIsLeftCanPayFor) {
   // Two nominees at every size: the linear bcast at 1 KiB (no predicted gain) and the chain at
   // 64 B (predicted 3x faster than the default there, the more valuable); runs at 32 ranks 20
-  // times dearer. A look at both costs 6 runs, at the chain alone 4: 6, 6 and 120 in all.
+  // times dearer. A look at both is 6 runs, at the chain alone 4, each held back at the
+  // default's price over the look's span (half a whole run): 3, 3 and 60 in all.
   const TuningConfig linear{1, 0, 0}, chain{2, 0, 0};
   FixedClusterStrategy strategy({linear, chain}, linear, 0.9);
   strategy.add_pick(64, chain, 1.0, 3.0);
@@ -372,17 +375,17 @@ TEST(PairedFinal, TheSearchHoldsBackOnlyTheLooksWhatIsLeftCanPayFor) {
   };
   // Every look costs no more than what is left: all held back, whether or not they fit
   // together (when not, the search stops and the plan at its end chooses among them).
-  EXPECT_DOUBLE_EQ(reserve(kAll), 132);
-  EXPECT_DOUBLE_EQ(reserve(120), 132);
+  EXPECT_DOUBLE_EQ(reserve(kAll), 66);
+  EXPECT_DOUBLE_EQ(reserve(60), 66);
   // The look at 32 ranks costs more than is left: what is left would pay for the chain alone
   // there, so that is what is held back.
-  EXPECT_DOUBLE_EQ(reserve(100), 6 + 6 + 80);
+  EXPECT_DOUBLE_EQ(reserve(50), 3 + 3 + 40);
   // Not even that: the final phase would never run a look there, so nothing is held back for
   // it and the search goes on with what the other looks leave.
-  EXPECT_DOUBLE_EQ(reserve(50), 12);
+  EXPECT_DOUBLE_EQ(reserve(25), 6);
   // The small sizes' looks at the chain alone; then nothing.
-  EXPECT_DOUBLE_EQ(reserve(5), 8);
-  EXPECT_DOUBLE_EQ(reserve(3), 0);
+  EXPECT_DOUBLE_EQ(reserve(2.5), 4);
+  EXPECT_DOUBLE_EQ(reserve(1.5), 0);
   EXPECT_DOUBLE_EQ(reserve(0), 0);
 }
 
