@@ -286,7 +286,12 @@ class FixedClusterStrategy : public ClusterStrategy {
   void set_run_price(int comm_size, double price) { prices_[comm_size] = price; }
   double span_price(int comm_size, const TuningConfig& config, std::int64_t,
                     std::int64_t) const override {
-    return 0.5 * run_price(comm_size, config);  // a look measures fewer message sizes
+    const auto it = span_factors_.find(config);  // a look measures fewer message sizes
+    return 0.5 * run_price(comm_size, config) * (it == span_factors_.end() ? 1 : it->second);
+  }
+  // A run of `config` over a look's span costs `factor` times the default's.
+  void set_span_factor(const TuningConfig& config, double factor) {
+    span_factors_[config] = factor;
   }
 
  private:
@@ -294,6 +299,7 @@ class FixedClusterStrategy : public ClusterStrategy {
   TuningConfig predicted_;
   double confidence_;
   std::map<int, double> prices_;
+  std::map<TuningConfig, double> span_factors_;
   std::vector<ClusterChoice> picks_;
 };
 
@@ -347,6 +353,14 @@ TEST(PairedFinal, TheSearchHoldsBackTheFirstLookOfEveryNomineeAtTheSizesItMeasur
   EXPECT_DOUBLE_EQ(first_look_reserve(strategy, {8, 16, 32}, 2, latencies_at({}), Collective::bcast,
                                       table(), kAll),
                    0);
+  // The nominee's own price over the span is 4 times the default's (extrapolated where it never
+  // ran): each run is still held back at the default's.
+  FixedClusterStrategy dear({ran}, ran, 0.9);
+  dear.set_span_factor(ran, 4);
+  EXPECT_DOUBLE_EQ(cluster_first_look(dear, 16, 2, {}, space).expected_price(ran, 4, 1024), 2);
+  EXPECT_DOUBLE_EQ(first_look_reserve(dear, {8, 16, 32}, 2, latencies_at({16}), Collective::bcast,
+                                      table(), kAll),
+                   2);
   // The default picked everywhere: nothing to test, nothing held back.
   const FixedClusterStrategy plain({}, TuningConfig::default_decision(), 0.9);
   EXPECT_TRUE(cluster_first_look(plain, 16, 2, {}, space).nominated.empty());
