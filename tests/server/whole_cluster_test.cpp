@@ -401,19 +401,19 @@ class WholeCluster : public ::testing::Test {
     return TuningConfig::default_decision();
   }
 
-  // Reduce at 2, 4, 8 and 16 ranks, 4 B to 1 MiB, batches of `batch` (8), 180 node-seconds as
+  // Reduce at 2, 4, 8 and 16 ranks, 4 B to 1 MiB, batches of `batch`, `node_seconds` as
   // `budget` (total_node_seconds: search and final phases; budget_node_seconds: the search
   // only): several batches of one job per size and several final looks, small enough for the
   // sanitizers.
   static CampaignSpec reduce_campaign(const std::string& budget = "total_node_seconds",
-                                      int batch = 8) {
+                                      int batch = 8, double node_seconds = 180) {
     nlohmann::json j = {{"backend", "sim"},
                         {"contexts", nlohmann::json::array()},
                         {"sizes", "4:1048576"},
                         {"budget", 0},
                         {"batch_size", batch},
                         {"final_repeats", 3},
-                        {"cluster", {{"strategy", "bo-cluster"}, {budget, 180.0}}}};
+                        {"cluster", {{"strategy", "bo-cluster"}, {budget, node_seconds}}}};
     for (int p : {2, 4, 8, 16})
       j["contexts"].push_back({{"collective", "reduce"}, {"comm_size", p}});
     return parse_campaign_spec(j);
@@ -817,13 +817,14 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
   // final jobs (one run of it recorded), the campaign resumes and ends with the same jobs, runs
   // and results as one never interrupted (the sim's noise follows the job's tag), the leftover
   // look included; with a budget for the search only, too. Under the total, search batches of
-  // 2: this campaign then has a leftover look (with batches of 8 it has none, as in
-  // TuneCliTest.WholeClusterMoneyThePlannedLooksLeftPaysForMoreLooks).
+  // 4 and 200 node-seconds: this campaign then has a leftover look (with batches of 8 and 180
+  // it has none, as in TuneCliTest.WholeClusterMoneyThePlannedLooksLeftPaysForMoreLooks).
   for (const char* budget : {"total_node_seconds", "budget_node_seconds"}) {
     SCOPED_TRACE(budget);
     const bool total = std::string(budget) == "total_node_seconds";
-    check_interrupted_in_final_jobs(reduce_campaign(budget, total ? 2 : 8), total, budget,
-                                    [](std::size_t) { return true; });
+    check_interrupted_in_final_jobs(
+        total ? reduce_campaign(budget, 4, 200) : reduce_campaign(budget), total, budget,
+        [](std::size_t) { return true; });
   }
 }
 
