@@ -416,27 +416,37 @@ TEST_F(SlurmCluster, ControllerRestartDuringABatchLosesNothing) {
   EXPECT_TRUE(backend.controller_up(&detail)) << detail;
 }
 
-// Slurm enforces time limits only about every 30 s, so this test takes 60-100 s.
+// Slurm enforces time limits only about every 30 s, so this test takes 60-100 s. The run that
+// outlives the limit is a hung one, asleep: the test holds no core while it waits on Slurm.
 TEST_F(SlurmCluster, AJobOverItsTimeLimitTimesOutTheRunningRunAndResubmitsTheRest) {
-  // Pipeline bcast with 4-byte segments needs ~60 ms per 1 MiB bcast here; the default decision
-  // needs ~0.3 s for all its iterations.
+  // A configuration whose run hangs (as a collective that deadlocks does), and the default,
+  // which finishes in about a second. The hang: the bundled osu_bcast behind a wrapper that
+  // sleeps instead of starting it when the run forces pipeline bcast (3) with 4-byte segments
+  // (the per-run MCA parameters reach the ranks as OMPI_MCA_* variables, through mpirun or
+  // srun). It used to be that configuration for real, 2000 iterations of 1 MiB (about 2
+  // minutes here): its 4 ranks kept both cores busy for the 60-100 s the test waits.
+  const fs::path osu = job_root_.string() + "-osu";
+  fs::create_directories(osu);
+  {
+    const fs::path real = fs::path(COLLTUNE_TEST_OSU_DIR) / "osu_bcast";
+    std::ofstream script(osu / "osu_bcast");
+    script << "#!/bin/sh\n"
+           << "if [ \"${OMPI_MCA_coll_tuned_bcast_algorithm:-}\" = 3 ] &&\n"
+           << "   [ \"${OMPI_MCA_coll_tuned_bcast_algorithm_segmentsize:-}\" = 4 ]; then\n"
+           << "  exec sleep 600\nfi\n"
+           << "exec '" << real.string() << "' \"$@\"\n";
+  }
+  fs::permissions(osu / "osu_bcast", fs::perms::owner_all);
   auto request = bcast_request("it-timelimit", {TuningConfig{3, 4, 0}, TuningConfig{}});
-  request.min_size = 1 << 20;
-  request.max_size = 1 << 20;
-  // ~61 ms per iteration here: 1000 iterations once finished at 62 s, right at the limit, and
-  // the next launch was refused ("Job/step already completing") before Slurm's periodic check
-  // ended the job. 2000 iterations (~2 min) cannot finish before the limit is enforced (at
-  // 60-90 s), while the default decision still needs only ~0.5 s (~45 s on a loaded machine).
-  request.iterations = 2000;
-  request.warmup = 0;
   request.run_timeout_s = 600;  // the Slurm limit strikes first
-  // Run the slow one first whatever order_seed shuffles.
+  // Run the hung one first whatever order_seed shuffles.
   for (std::uint64_t seed = 0; seed < 64; ++seed) {
     request.order_seed = seed;
     if (run_order(request).front().first == 0) break;
   }
   ASSERT_EQ(run_order(request).front().first, 0u);
   auto o = options();
+  o.osu_dir = osu;
   o.time_limit_minutes = 1;
   SlurmBackend backend(o);
   RecordingSink sink;
@@ -455,6 +465,8 @@ TEST_F(SlurmCluster, AJobOverItsTimeLimitTimesOutTheRunningRunAndResubmitsTheRes
     }
   }
   EXPECT_EQ(job_state(sink.job_ids[0]).rfind("TIMEOUT", 0), 0u);
+  std::error_code ec;
+  fs::remove_all(osu, ec);
 }
 
 TEST_F(SlurmCluster, DevClusterStartIsIdempotentAndStatusReportsTheNode) {
