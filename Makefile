@@ -68,9 +68,10 @@ check-slurm: build deps-test
 
 # Unit tests under AddressSanitizer and UBSan: the test programs that run in-process (no MPI
 # jobs, no child colltune processes), so every report is about our code. The longest first, so
-# the two slots end close together: server_tests (here about 280 s, most of it the whole-cluster
-# campaigns interrupted at every point) as two jobs of half its tests each (NAME@N,
-# scripts/run-asan-tests; 179 s and 103 s), then optimizer_tests (65 s), then the others (55 s
+# the two slots end close together: server_tests (here about 250 s, most of it whole-cluster
+# campaigns interrupted and resumed; here they interrupt a sample of the points make check
+# tries all of, tests/server/whole_cluster_test.cpp, kSanitized) as two jobs of half its tests
+# each (NAME@N, scripts/run-asan-tests), then optimizer_tests (74 s), then the others (60 s
 # together).
 ASAN_TESTS = server_tests@2 optimizer_tests rules_tests core_tests osu_tests runner_sim_tests \
              slurm_tests http_api_tests daemon_unit_tests sentinel_tests fingerprint_tests \
