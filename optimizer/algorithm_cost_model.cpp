@@ -1,7 +1,5 @@
 #include "optimizer/algorithm_cost_model.h"
 
-#include <LBFGSB.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
 #include <array>
@@ -14,6 +12,7 @@
 #include "core/fixed_decision.h"
 #include "core/segment_count.h"
 #include "core/stats.h"
+#include "optimizer/hyperparameter_fit.h"
 
 namespace colltune {
 namespace {
@@ -428,20 +427,13 @@ MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>&
   };
   Eigen::VectorXd u = Eigen::VectorXd::Zero(kTerms);
   if (!x.empty()) {
-    LBFGSpp::LBFGSBParam<double> param;
-    param.max_iterations = 200;
-    param.epsilon = 1e-8;
-    param.epsilon_rel = 1e-8;
-    param.max_linesearch = 40;
-    const Eigen::VectorXd lb = Eigen::VectorXd::Constant(kTerms, -25.0);
-    const Eigen::VectorXd ub = Eigen::VectorXd::Constant(kTerms, 25.0);
-    double fx = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(objective, u, fx, lb, ub);
-    } catch (const std::exception&) {
-      // A line-search failure leaves u at the last accepted iterate.
-    }
+    LbfgsbSettings settings;
+    settings.max_iterations = 200;
+    settings.epsilon = 1e-8;
+    settings.epsilon_rel = 1e-8;
+    settings.max_linesearch = 40;
+    minimize_within_bounds(objective, u, Eigen::VectorXd::Constant(kTerms, -25.0),
+                           Eigen::VectorXd::Constant(kTerms, 25.0), settings);
     if (!u.allFinite()) u.setZero();
   }
   MachineCoefficients m;

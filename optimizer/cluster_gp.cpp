@@ -1,13 +1,13 @@
 #include "optimizer/cluster_gp.h"
 
-#include <LBFGSB.h>
-
 #include <cmath>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
 
+#include "optimizer/hyperparameter_fit.h"
 #include "optimizer/kernel_math.h"
+#include "optimizer/symmetric_eigen.h"
 
 namespace colltune {
 namespace {
@@ -145,13 +145,12 @@ ClusterGp::ClusterGp(ClusterGridData data, Eigen::VectorXd theta)
       ks_(i, j) = matern52(std::abs(data_.size_coord[i] - data_.size_coord[j]) / ls_size) +
                   (i == j ? nugget : 0.0);
   sqrt_r_ = data_.repeats.array().sqrt();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> er(sqrt_r_.asDiagonal() * kr *
-                                                    sqrt_r_.asDiagonal());
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(ks_);
-  qr_ = er.eigenvectors();
-  qs_ = es.eigenvectors();
-  lr_ = er.eigenvalues().cwiseMax(0.0);
-  ls_ = es.eigenvalues().cwiseMax(0.0);
+  SymmetricEigen er = symmetric_eigen(sqrt_r_.asDiagonal() * kr * sqrt_r_.asDiagonal());
+  SymmetricEigen es = symmetric_eigen(ks_);
+  qr_ = std::move(er.vectors);
+  qs_ = std::move(es.vectors);
+  lr_ = er.values.cwiseMax(0.0);
+  ls_ = es.values.cwiseMax(0.0);
   g_ = ((lr_ * ls_.transpose()).array() + tau2).inverse().matrix();
   Eigen::MatrixXd y_rot = qr_.transpose() * sqrt_r_.asDiagonal() * z * qs_;
   b_ = y_rot.cwiseProduct(g_);
@@ -316,29 +315,13 @@ Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
       return std::numeric_limits<double>::max();
     }
   };
-  LBFGSpp::LBFGSBParam<double> param;
-  param.max_iterations = max_iterations;
-  param.epsilon = 1e-3;
-  param.epsilon_rel = 1e-5;
-  param.max_linesearch = 20;
-
-  Eigen::VectorXd best = starts.empty() ? ClusterGp::default_theta() : starts.front();
-  best = best.cwiseMax(lb).cwiseMin(ub);
-  Eigen::VectorXd scratch(best.size());
-  double best_value = objective(best, scratch);
-  for (const auto& start : starts) {
-    Eigen::VectorXd x = start.cwiseMax(lb).cwiseMin(ub);
-    double fx = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(objective, x, fx, lb, ub);
-    } catch (const std::exception&) {
-      // Line-search failures leave x at the last accepted iterate; score it below.
-    }
-    fx = objective(x, scratch);
-    if (std::isfinite(fx) && fx < best_value) best_value = fx, best = x;
-  }
-  return best;
+  LbfgsbSettings settings;
+  settings.max_iterations = max_iterations;
+  settings.epsilon = 1e-3;
+  settings.epsilon_rel = 1e-5;
+  settings.max_linesearch = 20;
+  const Eigen::VectorXd initial = starts.empty() ? ClusterGp::default_theta() : starts.front();
+  return best_of_starts(objective, initial.cwiseMax(lb).cwiseMin(ub), starts, lb, ub, settings);
 }
 
 }  // namespace colltune

@@ -1,13 +1,13 @@
 #include "optimizer/kronecker_gp.h"
 
-#include <LBFGSB.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "optimizer/hyperparameter_fit.h"
 #include "optimizer/kernel_math.h"
+#include "optimizer/symmetric_eigen.h"
 
 namespace colltune {
 namespace {
@@ -151,14 +151,12 @@ KroneckerGp::KroneckerGp(GridData data, Eigen::VectorXd theta)
   tau2_ = noise.array() / data_.scale.array().square();
   inv_tau_ = tau2_.array().rsqrt();
 
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> ec(sqrt_r_.asDiagonal() * kc_ *
-                                                    sqrt_r_.asDiagonal());
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(inv_tau_.asDiagonal() * ks_ *
-                                                    inv_tau_.asDiagonal());
-  qc_ = ec.eigenvectors();
-  qs_ = es.eigenvectors();
-  lc_ = ec.eigenvalues().cwiseMax(0.0);
-  ls_ = es.eigenvalues().cwiseMax(0.0);
+  SymmetricEigen ec = symmetric_eigen(sqrt_r_.asDiagonal() * kc_ * sqrt_r_.asDiagonal());
+  SymmetricEigen es = symmetric_eigen(inv_tau_.asDiagonal() * ks_ * inv_tau_.asDiagonal());
+  qc_ = std::move(ec.vectors);
+  qs_ = std::move(es.vectors);
+  lc_ = ec.values.cwiseMax(0.0);
+  ls_ = es.values.cwiseMax(0.0);
   g_ = ((lc_ * ls_.transpose()).array() + 1.0).inverse().matrix();
 
   feature_z_ =
@@ -394,29 +392,13 @@ Eigen::VectorXd fit_grid_gp(const GridData& data, const std::vector<Eigen::Vecto
       return std::numeric_limits<double>::max();
     }
   };
-  LBFGSpp::LBFGSBParam<double> param;
-  param.max_iterations = max_iterations;
-  param.epsilon = 1e-4;
-  param.epsilon_rel = 1e-6;
-  param.max_linesearch = 30;
-
-  Eigen::VectorXd best = starts.empty() ? KroneckerGp::default_theta() : starts.front();
-  best = best.cwiseMax(lb).cwiseMin(ub);
-  Eigen::VectorXd scratch(best.size());
-  double best_value = objective(best, scratch);
-  for (const auto& start : starts) {
-    Eigen::VectorXd x = start.cwiseMax(lb).cwiseMin(ub);
-    double fx = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(objective, x, fx, lb, ub);
-    } catch (const std::exception&) {
-      // Line-search failures leave x at the last accepted iterate; score it below.
-    }
-    fx = objective(x, scratch);
-    if (std::isfinite(fx) && fx < best_value) best_value = fx, best = x;
-  }
-  return best;
+  LbfgsbSettings settings;
+  settings.max_iterations = max_iterations;
+  settings.epsilon = 1e-4;
+  settings.epsilon_rel = 1e-6;
+  settings.max_linesearch = 30;
+  const Eigen::VectorXd initial = starts.empty() ? KroneckerGp::default_theta() : starts.front();
+  return best_of_starts(objective, initial.cwiseMax(lb).cwiseMin(ub), starts, lb, ub, settings);
 }
 
 }  // namespace colltune

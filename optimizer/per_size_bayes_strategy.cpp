@@ -1,7 +1,5 @@
 #include "optimizer/per_size_bayes_strategy.h"
 
-#include <LBFGSB.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +10,7 @@
 #include "core/seed.h"
 #include "optimizer/dense_gp.h"
 #include "optimizer/expected_improvement.h"
+#include "optimizer/hyperparameter_fit.h"
 #include "optimizer/latin_hypercube.h"
 
 namespace colltune {
@@ -57,24 +56,11 @@ Eigen::Vector3d fit_rbf(const std::vector<Eigen::Vector3d>& x, const Eigen::Vect
       return std::numeric_limits<double>::max();
     }
   };
-  LBFGSpp::LBFGSBParam<double> param;
-  param.max_iterations = 40;
-  param.epsilon = 1e-4;
-  Eigen::VectorXd best = starts.front();
-  Eigen::VectorXd g(3);
-  double best_value = objective(best, g);
-  for (const auto& s : starts) {
-    Eigen::VectorXd t = s.cwiseMax(lb).cwiseMin(ub);
-    double fx = 0;
-    try {
-      LBFGSpp::LBFGSBSolver<double> solver(param);
-      solver.minimize(objective, t, fx, Eigen::VectorXd(lb), Eigen::VectorXd(ub));
-    } catch (const std::exception&) {
-    }
-    fx = objective(t, g);
-    if (fx < best_value) best_value = fx, best = t;
-  }
-  return best;
+  LbfgsbSettings settings;
+  settings.max_iterations = 40;
+  settings.epsilon = 1e-4;
+  std::vector<Eigen::VectorXd> dynamic_starts(starts.begin(), starts.end());
+  return best_of_starts(objective, starts.front(), dynamic_starts, lb, ub, settings);
 }
 
 }  // namespace
