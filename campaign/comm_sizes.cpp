@@ -11,7 +11,7 @@ namespace {
 
 constexpr long long kMaxSize = 10000000;  // as the campaign spec's comm_size
 
-[[noreturn]] void bad(const std::string& flag, const std::string& why) {
+[[noreturn]] void bad_flag(const std::string& flag, const std::string& why) {
   throw std::invalid_argument(flag + ": " + why);
 }
 
@@ -33,7 +33,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 long long number(const std::string& text, const std::string& flag) {
   if (text.empty() || text.size() > 9 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    bad(flag, "'" + text + "' is not a whole number");
+    bad_flag(flag, "'" + text + "' is not a whole number");
   return std::stoll(text);
 }
 
@@ -47,32 +47,33 @@ std::vector<int> parse_counts(const std::string& text, const std::string& flag, 
       sizes.push_back(number(item, flag));
     } else if (parts.size() == 2 || parts.size() == 3) {
       const long long first = number(parts[0], flag), last = number(parts[1], flag);
-      if (first < min) bad(flag, "'" + item + "' starts below " + std::to_string(min));
-      if (last < first) bad(flag, "'" + item + "' ends below its start");
-      if (last > kMaxSize) bad(flag, "'" + item + "' goes above " + std::to_string(kMaxSize));
+      if (first < min) bad_flag(flag, "'" + item + "' starts below " + std::to_string(min));
+      if (last < first) bad_flag(flag, "'" + item + "' ends below its start");
+      if (last > kMaxSize) bad_flag(flag, "'" + item + "' goes above " + std::to_string(kMaxSize));
       long long p = first;
       if (parts.size() == 2) {  // doubling
         for (; p < last; p *= 2) sizes.push_back(p);
       } else {
         const long long step = number(parts[2], flag);
-        if (step < 1) bad(flag, "'" + item + "' has a step below 1");
+        if (step < 1) bad_flag(flag, "'" + item + "' has a step below 1");
         for (; p < last; p += step) sizes.push_back(p);
       }
       if (p != last)
-        bad(flag, "'" + item + "' does not reach " + std::to_string(last) + " (" +
-                      (parts.size() == 2 ? "A:B doubles from A" : "A:B:S steps by S") +
-                      "; write the sizes out or end on a size of the sequence)");
+        bad_flag(flag, "'" + item + "' does not reach " + std::to_string(last) + " (" +
+                           (parts.size() == 2 ? "A:B doubles from A" : "A:B:S steps by S") +
+                           "; write the sizes out or end on a size of the sequence)");
       sizes.push_back(last);
     } else {
-      bad(flag, "'" + item + "' is neither a size, A:B (doubling) nor A:B:S (steps)");
+      bad_flag(flag, "'" + item + "' is neither a size, A:B (doubling) nor A:B:S (steps)");
     }
   }
   std::set<long long> seen;
   std::vector<int> out;
   for (long long p : sizes) {
-    if (p < min) bad(flag, what + " " + std::to_string(p) + " is below " + std::to_string(min));
-    if (p > kMaxSize) bad(flag, what + " " + std::to_string(p) + " is too large");
-    if (!seen.insert(p).second) bad(flag, what + " " + std::to_string(p) + " given twice");
+    if (p < min)
+      bad_flag(flag, what + " " + std::to_string(p) + " is below " + std::to_string(min));
+    if (p > kMaxSize) bad_flag(flag, what + " " + std::to_string(p) + " is too large");
+    if (!seen.insert(p).second) bad_flag(flag, what + " " + std::to_string(p) + " given twice");
     out.push_back(static_cast<int>(p));
   }
   std::sort(out.begin(), out.end());
@@ -92,58 +93,61 @@ std::vector<CommLayout> plan_layouts(const std::string& np, const std::string& n
   if (!layout.empty() && !policy) {
     // Explicit NxPPN list.
     if (!np.empty() || !nodes.empty() || !ppn.empty())
-      bad("--layout", "an explicit NxPPN list replaces --np, --nodes and --ppn");
+      bad_flag("--layout", "an explicit NxPPN list replaces --np, --nodes and --ppn");
     std::set<int> seen;
     for (const std::string& item : split(layout, ',')) {
       const auto x = item.find('x');
       if (x == std::string::npos)
-        bad("--layout", "'" + item + "' is not packed, spread or NODESxPPN (e.g. 4x16)");
+        bad_flag("--layout", "'" + item + "' is not packed, spread or NODESxPPN (e.g. 4x16)");
       const long long n = number(item.substr(0, x), "--layout"),
                       r = number(item.substr(x + 1), "--layout");
-      if (n < 1 || r < 1) bad("--layout", "'" + item + "' needs at least 1 node and 1 rank");
-      if (n * r < 2) bad("--layout", "'" + item + "' is below 2 ranks");
-      if (n * r > kMaxSize) bad("--layout", "'" + item + "' is too large");
+      if (n < 1 || r < 1) bad_flag("--layout", "'" + item + "' needs at least 1 node and 1 rank");
+      if (n * r < 2) bad_flag("--layout", "'" + item + "' is below 2 ranks");
+      if (n * r > kMaxSize) bad_flag("--layout", "'" + item + "' is too large");
       const int p = static_cast<int>(n * r);
       if (!seen.insert(p).second)
-        bad("--layout", "two layouts of " + std::to_string(p) +
-                            " ranks (the rules file has no node dimension: one layout per size)");
+        bad_flag("--layout",
+                 "two layouts of " + std::to_string(p) +
+                     " ranks (the rules file has no node dimension: one layout per size)");
       out.push_back({p, static_cast<int>(n), static_cast<int>(r)});
     }
   } else if (!ppn.empty()) {
     // Every nodes x ppn combination; one layout per communicator size.
-    if (!np.empty()) bad("--np", "give either --np or --nodes with --ppn");
+    if (!np.empty()) bad_flag("--np", "give either --np or --nodes with --ppn");
     std::map<int, std::vector<CommLayout>> by_size;
     for (int n : parse_counts(nodes.empty() ? "1" : nodes, "--nodes", 1, "node count"))
       for (int r : parse_counts(ppn, "--ppn", 1, "ranks per node")) {
         const long long p = static_cast<long long>(n) * r;
         if (p < 2) continue;  // coll_tuned does not run on one rank
         if (p > kMaxSize)
-          bad("--ppn", std::to_string(n) + "x" + std::to_string(r) + " is too large");
+          bad_flag("--ppn", std::to_string(n) + "x" + std::to_string(r) + " is too large");
         by_size[static_cast<int>(p)].push_back({static_cast<int>(p), n, r});
       }
-    if (by_size.empty()) bad("--ppn", "no combination of --nodes and --ppn has 2 ranks or more");
+    if (by_size.empty())
+      bad_flag("--ppn", "no combination of --nodes and --ppn has 2 ranks or more");
     for (auto& [p, layouts] : by_size) {
       if (layouts.size() > 1 && !policy) {
         std::string list;
         for (const auto& l : layouts)
           list +=
               (list.empty() ? "" : ", ") + std::to_string(l.nodes) + "x" + std::to_string(l.ppn);
-        bad("--layout", std::to_string(p) + " ranks can be " + list +
-                            ": name one with --layout packed (fewest nodes), spread (most nodes) "
-                            "or an explicit NODESxPPN list");
+        bad_flag("--layout",
+                 std::to_string(p) + " ranks can be " + list +
+                     ": name one with --layout packed (fewest nodes), spread (most nodes) "
+                     "or an explicit NODESxPPN list");
       }
       // layouts ascend in nodes (outer loop): packed = first, spread = last.
       out.push_back(layout == "spread" ? layouts.back() : layouts.front());
     }
   } else {
-    if (policy) bad("--layout", "packed and spread choose among --nodes x --ppn combinations");
+    if (policy) bad_flag("--layout", "packed and spread choose among --nodes x --ppn combinations");
     const auto sizes = parse_comm_sizes(np.empty() ? "4" : np);
     const auto node_counts = parse_counts(nodes.empty() ? "1" : nodes, "--nodes", 1, "node count");
-    if (node_counts.size() != 1) bad("--nodes", "a list of node counts needs --ppn");
+    if (node_counts.size() != 1) bad_flag("--nodes", "a list of node counts needs --ppn");
     for (int p : sizes) {
       if (node_counts.front() > p)
-        bad("--nodes",
-            std::to_string(node_counts.front()) + " nodes for " + std::to_string(p) + " ranks");
+        bad_flag("--nodes", std::to_string(node_counts.front()) + " nodes for " +
+                                std::to_string(p) + " ranks");
       out.push_back({p, node_counts.front(), 0});
     }
   }

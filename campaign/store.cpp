@@ -228,10 +228,6 @@ constexpr const char* kRulesColumns =
 
 }  // namespace
 
-double unix_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 namespace {
 
 // A file that exists but holds 0 bytes is not a store SQLite would recognise: opening it

@@ -21,6 +21,7 @@
 #include "campaign/campaign_states.h"
 #include "campaign/sqlite.h"
 #include "core/collective.h"
+#include "core/iso_time.h"
 #include "core/tuning_config.h"
 #include "runner/backend.h"
 
@@ -271,7 +272,5 @@ class Store {
   std::mutex mutex_;
   sql::Database db_;
 };
-
-double unix_time_now();
 
 }  // namespace colltune

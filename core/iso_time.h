@@ -1,6 +1,7 @@
 // Timestamps for machines and logs: ISO-8601 / RFC 3339 in UTC ("2026-11-24T03:13:34Z").
 #pragma once
 
+#include <chrono>
 #include <ctime>
 #include <string>
 
@@ -14,6 +15,12 @@ inline std::string iso8601_utc(double epoch_seconds) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// The current time in seconds since 1970 UTC, fractions kept (the system clock: what run
+// provenance, the store's records and the deploy log stamp).
+inline double unix_time_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // The current time as iso8601_utc.

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/iso_time.h"
+
 namespace colltune {
 
 void to_json(nlohmann::json& j, const DeployProvenance& p) {
@@ -204,11 +206,6 @@ std::string number_name(int version) {
   return name;
 }
 
-double now_seconds() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
-
 // flock on PATH.history/lock for the duration of a deploy or rollback.
 class HistoryLock {
  public:
@@ -340,7 +337,7 @@ DeployResult deploy_rules(const std::string& content, const fs::path& target_in,
     // Remember what was there before colltune touched the file, so rollback can restore it.
     DeployProvenance before;
     before.source = "state before the first colltune deploy";
-    before.time = now_seconds();
+    before.time = unix_time_now();
     before.extra = {{"mode", static_cast<int>(live.mode)}};
     if (live.exists) {
       std::string old = read_file(target);
@@ -352,7 +349,7 @@ DeployResult deploy_rules(const std::string& content, const fs::path& target_in,
   }
   int version = history.empty() ? 1 : history.back().version + 1;
   DeployProvenance provenance = provenance_in;
-  if (provenance.time == 0) provenance.time = now_seconds();
+  if (provenance.time == 0) provenance.time = unix_time_now();
   write_entry(dir, version, &content, false, previous, provenance, live);
   atomic_write(target, content, live);
   set_active(dir, version);

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/host_name.h"
 #include "core/install_layout.h"
+#include "core/iso_time.h"
 #include "osu/osu_command.h"
 #include "runner/mca.h"
 #include "runner/mpirun_command.h"
@@ -15,24 +17,11 @@
 #include "runner/process.h"
 
 namespace colltune {
-namespace {
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
-}  // namespace
 
 std::filesystem::path LocalBackend::bundled_osu_dir() { return install_layout::osu_bench_dir(); }
 
 LocalBackend::LocalBackend(LocalBackendOptions options)
-    : options_(std::move(options)), host_(hostname()) {
+    : options_(std::move(options)), host_(this_host_name()) {
   if (options_.osu_dir.empty()) options_.osu_dir = bundled_osu_dir();
   if (options_.cores <= 0) options_.cores = available_cores();
   if (options_.max_ranks_per_core < 1)
@@ -219,9 +208,9 @@ void LocalBackend::run(const BenchmarkRequest& request, RunSink& sink, const Can
     const OmpiScratch scratch(temp_base, shm_base);
     for (auto& [name, value] : scratch.environment()) process_options.env[name] = value;
 
-    result.provenance.start_time = now_seconds();
+    result.provenance.start_time = unix_time_now();
     auto process = run_process(launch.argv, process_options);
-    result.provenance.end_time = now_seconds();
+    result.provenance.end_time = unix_time_now();
     classify_osu_run(process, result);
     if (process.leftovers_killed > 0 || process.survivors > 0)
       spdlog::warn("local run {}: {} process(es) outlived mpirun and were killed, {} survived",

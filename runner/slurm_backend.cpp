@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/file_text.h"
+#include "core/host_name.h"
 #include "core/ompi_version.h"
 #include "osu/osu_command.h"
 #include "runner/local_backend.h"
@@ -32,12 +33,6 @@ namespace colltune {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
 
 fs::path default_job_root() {
   if (const char* root = std::getenv("COLLTUNE_SLURM_JOB_ROOT"); root && *root) return root;
@@ -79,7 +74,7 @@ slurm::CommandRunner process_command_runner() {
 SlurmBackend::SlurmBackend(SlurmBackendOptions options)
     : options_(std::move(options)),
       client_(options_.commands, process_command_runner(), options_.command_timeout_s),
-      host_(hostname()) {
+      host_(this_host_name()) {
   auto optional_name = [](std::string_view what, const std::string& value) {
     if (!value.empty()) slurm::require_valid_slurm_name(what, value);
   };

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/file_text.h"
+#include "core/iso_time.h"
 #include "core/json_number.h"
 #include "core/ompi_version.h"
 #include "osu/osu_command.h"
@@ -35,10 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using slurm::JobEnding;
 using slurm::JobState;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string run_id(std::size_t position) {
   std::string digits = std::to_string(position);
@@ -129,9 +126,9 @@ class BatchRunner {
       std::string error;
       std::optional<std::vector<slurm::NamedJob>> found;
       double wait = 1.0;
-      const double deadline = now_seconds() + options_.controller_timeout_s;
+      const double deadline = unix_time_now() + options_.controller_timeout_s;
       while (!(found = client_.find_jobs_by_name(job_name(), &error))) {
-        if (cancel_.cancelled() || now_seconds() + wait > deadline) {
+        if (cancel_.cancelled() || unix_time_now() + wait > deadline) {
           report_unfinished(cancel_.cancelled() ? RunOutcome::cancelled : RunOutcome::failed,
                             "cannot tell whether Slurm still has the job submitted for this "
                             "batch before the restart (" +
@@ -332,7 +329,7 @@ class BatchRunner {
     // Transient controller errors (a restart) are retried with back-off, within the same
     // patience as an unreachable controller while monitoring.
     double wait = 1.0;
-    const double deadline = now_seconds() + options_.controller_timeout_s;
+    const double deadline = unix_time_now() + options_.controller_timeout_s;
     while (true) {
       auto result = client_.submit(script, options_.sbatch_extra_args);
       if (result.ok()) {
@@ -360,7 +357,7 @@ class BatchRunner {
         sink_.on_job_submitted(request_.tag, job_id_);
         return true;
       }
-      if (!result.transient || now_seconds() + wait > deadline || cancel_.cancelled()) {
+      if (!result.transient || unix_time_now() + wait > deadline || cancel_.cancelled()) {
         report_unfinished(cancel_.cancelled() ? RunOutcome::cancelled : RunOutcome::failed,
                           result.error + " (script " + script.string() + ")", false);
         return false;
@@ -389,8 +386,8 @@ class BatchRunner {
 
   // Sleeps `seconds`, waking early when a cancellation arrives.
   void sleep_unless_cancelled(double seconds) const {
-    const double until = now_seconds() + seconds;
-    while (now_seconds() < until) {
+    const double until = unix_time_now() + seconds;
+    while (unix_time_now() < until) {
       if (cancel_.cancelled() && !cancel_sent_) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
@@ -400,7 +397,7 @@ class BatchRunner {
   // may long be gone from squeue and accounting (then job_unknown, after one look).
   JobEnd monitor(bool attaching = false) {
     JobEnd end;
-    const double submitted_at = now_seconds();
+    const double submitted_at = unix_time_now();
     double interval = options_.poll_initial_s;
     double unreachable_since = -1;  // when the controller stopped answering; < 0: it answers
     std::optional<double> unknown_since;
@@ -409,7 +406,7 @@ class BatchRunner {
     cancel_sent_ = false;
     while (true) {
       const bool progressed = collect() > 0;
-      const double now = now_seconds();
+      const double now = unix_time_now();
       if (cancel_.cancelled() && !cancel_sent_) {
         std::string error;
         if (!client_.cancel(job_id_, &error)) spdlog::warn("slurm: {}", error);
@@ -486,8 +483,8 @@ class BatchRunner {
 
   // After scancel of a pending job: wait (bounded) until Slurm shows it ended.
   void wait_until_gone() {
-    const double deadline = now_seconds() + options_.cancel_wait_s;
-    while (now_seconds() < deadline) {
+    const double deadline = unix_time_now() + options_.cancel_wait_s;
+    while (unix_time_now() < deadline) {
       auto query = client_.status(job_id_);
       if (query.status && slurm::is_terminal(query.status->state)) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -497,7 +494,7 @@ class BatchRunner {
   // A job has ended: give files written at its very end (or on a slow shared filesystem) a
   // moment to appear, while some started run still lacks its .done.
   void settle() {
-    const double deadline = now_seconds() + 2.0;
+    const double deadline = unix_time_now() + 2.0;
     while (true) {
       collect();
       bool waiting = false;
@@ -506,7 +503,7 @@ class BatchRunner {
         auto record = slurm::read_run(job_dir_, r.script.id, 0);
         if (record.started() && record.attempts.back().finished) waiting = true;
       }
-      if (!waiting || now_seconds() > deadline) return;
+      if (!waiting || unix_time_now() > deadline) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
@@ -567,7 +564,7 @@ class BatchRunner {
     process.stdout_text = attempt.stdout_text;
     process.stderr_text = attempt.stderr_text;
     process.output_truncated = attempt.output_truncated;
-    const double end = attempt.end_time > 0 ? attempt.end_time : now_seconds();
+    const double end = attempt.end_time > 0 ? attempt.end_time : unix_time_now();
     process.elapsed_s = attempt.start_time > 0 ? std::max(0.0, end - attempt.start_time) : 0;
     // 124: `timeout` stopped the run; 137 after at least the timeout: it needed SIGKILL.
     process.timed_out =

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "core/iso_time.h"
 #include "runner/local_backend.h"
 #include "runner/mca.h"
 #include "runner/process.h"
@@ -10,10 +11,6 @@
 
 namespace colltune::sim {
 namespace {
-
-double wall_clock_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Sizes that ran the same coll/base functions, for a compact trace in the provenance.
 std::string trace_summary(const std::vector<OsuRow>& rows, const std::vector<std::string>& traces,
@@ -34,7 +31,7 @@ std::string trace_summary(const std::vector<OsuRow>& rows, const std::vector<std
 void run_virtual_batch(const BenchmarkRequest& request, RunSink& sink, const CancelFlag& cancel,
                        const VirtualBatchInfo& info, double& clock, const std::string& refuse_all,
                        const std::function<VirtualAnswer(std::size_t, int)>& answer) {
-  if (clock == 0) clock = wall_clock_now();
+  if (clock == 0) clock = unix_time_now();
   for (const auto& [index, repeat] : run_order(request)) {
     const TuningConfig& config = request.configs[index];
     RunResult result;
@@ -51,7 +48,7 @@ void run_virtual_batch(const BenchmarkRequest& request, RunSink& sink, const Can
     prov.env = request.extra_env;
     prov.host = info.host;
     prov.ompi_version = info.ompi_version;
-    prov.start_time = prov.end_time = info.virtual_clock ? clock : wall_clock_now();
+    prov.start_time = prov.end_time = info.virtual_clock ? clock : unix_time_now();
 
     if (cancel.cancelled()) {
       result.outcome = RunOutcome::cancelled;
@@ -114,7 +111,7 @@ void run_virtual_batch(const BenchmarkRequest& request, RunSink& sink, const Can
       clock += seconds;
       prov.end_time = clock;
     } else {
-      prov.end_time = wall_clock_now();
+      prov.end_time = unix_time_now();
     }
     sink.on_result(result);
   }
