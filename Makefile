@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= 2
 # Unity builds (CMake's CMAKE_UNITY_BUILD): the sources of a target are compiled in batches of
-# 8 per translation unit, so the headers and template instances they share (nlohmann/json,
+# 16 per translation unit (CMakeLists.txt), so the headers and template instances they share (nlohmann/json,
 # cpp-httplib, spdlog, Eigen, GoogleTest) are parsed and compiled once per batch instead of once
 # per file: about a third less CPU for a full build (docs/architecture.md, "Tests"). UNITY=OFF
 # compiles file by file (an incremental build after editing one file is then shorter).
