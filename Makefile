@@ -3,9 +3,10 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= 2
 # Unity builds (CMake's CMAKE_UNITY_BUILD): the sources of a target are compiled in batches of
-# 16 per translation unit (CMakeLists.txt), so the headers and template instances they share (nlohmann/json,
-# cpp-httplib, spdlog, Eigen, GoogleTest) are parsed and compiled once per batch instead of once
-# per file: about a third less CPU for a full build (docs/architecture.md, "Tests"). UNITY=OFF
+# 16 per translation unit (CMakeLists.txt), so the headers and template instances they share
+# (nlohmann/json, cpp-httplib, CLI11, spdlog, Eigen, GoogleTest) are parsed and compiled once per
+# batch instead of once per file: about a third less CPU for a full build (docs/architecture.md,
+# "Tests"). UNITY=OFF
 # compiles file by file (an incremental build after editing one file is then shorter).
 UNITY ?= ON
 # A test that fails is run once more before it counts as failed: the MPI and Slurm tests time
