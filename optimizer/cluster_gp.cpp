@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <iterator>
-#include <limits>
 #include <stdexcept>
 
 #include "optimizer/hyperparameter_fit.h"
@@ -299,29 +298,12 @@ Eigen::VectorXd ClusterGp::noise_sd() const {
 
 Eigen::VectorXd fit_cluster_gp(const ClusterGridData& data,
                                const std::vector<Eigen::VectorXd>& starts, int max_iterations) {
-  const Eigen::VectorXd lb = ClusterGp::lower_bounds(), ub = ClusterGp::upper_bounds();
-  // The negative log posterior and its gradient; where the model cannot be built (or is not
-  // finite) the largest value and a zero gradient, which the line search backs away from.
-  auto objective = [&data](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) -> double {
-    try {
-      ClusterGp gp(data, theta);
-      Eigen::VectorXd prior_grad;
-      const double v = -(gp.log_likelihood() + ClusterGp::log_prior(theta, &prior_grad));
-      grad = -(gp.log_likelihood_gradient() + prior_grad);
-      if (!std::isfinite(v) || !grad.allFinite()) throw std::runtime_error("non-finite");
-      return v;
-    } catch (const std::exception&) {
-      grad = Eigen::VectorXd::Zero(theta.size());
-      return std::numeric_limits<double>::max();
-    }
-  };
   LbfgsbSettings settings;
   settings.max_iterations = max_iterations;
   settings.epsilon = 1e-3;
   settings.epsilon_rel = 1e-5;
   settings.max_linesearch = 20;
-  const Eigen::VectorXd initial = starts.empty() ? ClusterGp::default_theta() : starts.front();
-  return best_of_starts(objective, initial.cwiseMax(lb).cwiseMin(ub), starts, lb, ub, settings);
+  return fit_posterior_mode<ClusterGp>(data, starts, settings);
 }
 
 }  // namespace colltune

@@ -4,8 +4,22 @@
 
 #include <cmath>
 #include <exception>
+#include <limits>
+#include <utility>
 
 namespace colltune {
+
+BoundedObjective guarded(BoundedObjective objective) {
+  return [f = std::move(objective)](const Eigen::VectorXd& x, Eigen::VectorXd& gradient) {
+    try {
+      const double value = f(x, gradient);
+      if (std::isfinite(value) && gradient.allFinite()) return value;
+    } catch (const std::exception&) {
+    }
+    gradient = Eigen::VectorXd::Zero(x.size());
+    return std::numeric_limits<double>::max();
+  };
+}
 
 void minimize_within_bounds(const BoundedObjective& objective, Eigen::VectorXd& x,
                             const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,

@@ -23,6 +23,11 @@ using BoundedObjective = std::function<double(const Eigen::VectorXd& x, Eigen::V
 // The solver's settings; LBFGS++'s own defaults where a caller sets nothing.
 using LbfgsbSettings = LBFGSpp::LBFGSBParam<double>;
 
+// `objective` as the solver should see it: where it throws (a std::exception: a model that
+// cannot be built at x) or gives a value or gradient that is not finite, the largest finite
+// value and a zero gradient, which the line search backs away from.
+BoundedObjective guarded(BoundedObjective objective);
+
 // Minimises `objective` from `x` within the box [lower, upper] (LBFGS++ moves x into the box
 // first) and leaves the minimiser in `x`. When the solver gives up (a line search that finds
 // no decrease, which LBFGS++ reports by throwing), `x` is the last iterate it accepted: still a
@@ -38,5 +43,29 @@ Eigen::VectorXd best_of_starts(const BoundedObjective& objective, const Eigen::V
                                const std::vector<Eigen::VectorXd>& starts,
                                const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
                                const LbfgsbSettings& settings);
+
+// The hyper-parameters of most posterior density of a model class: best_of_starts over the
+// negative log posterior -(log likelihood + log prior), guarded, within the class's bounds,
+// from the first of `starts` (the class's default without any) as given and from every start.
+// `Model` is built as Model(data, theta) (it may throw where theta gives no model) and has
+// log_likelihood(), log_likelihood_gradient() and the static log_prior(theta, &gradient),
+// default_theta(), lower_bounds() and upper_bounds() (ClusterGp, KroneckerGp). `data` is read
+// only while the fit runs.
+template <class Model, class Data>
+Eigen::VectorXd fit_posterior_mode(const Data& data, const std::vector<Eigen::VectorXd>& starts,
+                                   const LbfgsbSettings& settings) {
+  const BoundedObjective objective =
+      guarded([&data](const Eigen::VectorXd& theta, Eigen::VectorXd& gradient) {
+        const Model model(data, theta);
+        Eigen::VectorXd prior_gradient;
+        const double value = -(model.log_likelihood() + Model::log_prior(theta, &prior_gradient));
+        gradient = -(model.log_likelihood_gradient() + prior_gradient);
+        return value;
+      });
+  const Eigen::VectorXd lower = Model::lower_bounds(), upper = Model::upper_bounds();
+  const Eigen::VectorXd initial = starts.empty() ? Model::default_theta() : starts.front();
+  return best_of_starts(objective, initial.cwiseMax(lower).cwiseMin(upper), starts, lower, upper,
+                        settings);
+}
 
 }  // namespace colltune

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "optimizer/hyperparameter_fit.h"
@@ -378,27 +377,12 @@ GridData subset_rows(const GridData& data, int max_rows) {
 
 Eigen::VectorXd fit_grid_gp(const GridData& data, const std::vector<Eigen::VectorXd>& starts,
                             int max_iterations) {
-  const Eigen::VectorXd lb = KroneckerGp::lower_bounds(), ub = KroneckerGp::upper_bounds();
-  auto objective = [&data](const Eigen::VectorXd& theta, Eigen::VectorXd& grad) -> double {
-    Eigen::VectorXd prior_grad;
-    try {
-      KroneckerGp gp(data, theta);
-      double value = gp.log_likelihood() + KroneckerGp::log_prior(theta, &prior_grad);
-      grad = -(gp.log_likelihood_gradient() + prior_grad);
-      if (!std::isfinite(value) || !grad.allFinite()) throw std::runtime_error("non-finite");
-      return -value;
-    } catch (const std::exception&) {
-      grad = Eigen::VectorXd::Zero(theta.size());
-      return std::numeric_limits<double>::max();
-    }
-  };
   LbfgsbSettings settings;
   settings.max_iterations = max_iterations;
   settings.epsilon = 1e-4;
   settings.epsilon_rel = 1e-6;
   settings.max_linesearch = 30;
-  const Eigen::VectorXd initial = starts.empty() ? KroneckerGp::default_theta() : starts.front();
-  return best_of_starts(objective, initial.cwiseMax(lb).cwiseMin(ub), starts, lb, ub, settings);
+  return fit_posterior_mode<KroneckerGp>(data, starts, settings);
 }
 
 }  // namespace colltune

@@ -37,25 +37,18 @@ Eigen::MatrixXd rbf(const std::vector<Eigen::Vector3d>& a, const std::vector<Eig
 Eigen::Vector3d fit_rbf(const std::vector<Eigen::Vector3d>& x, const Eigen::VectorXd& y,
                         const std::vector<Eigen::Vector3d>& starts) {
   Eigen::Vector3d lb(-4, std::log(0.05), std::log(1e-6)), ub(3, std::log(10.0), 0.0);
-  auto objective = [&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) -> double {
+  auto objective = guarded([&](const Eigen::VectorXd& t, Eigen::VectorXd& grad) {
     grad = Eigen::VectorXd::Zero(3);
-    try {
-      Eigen::MatrixXd d_len;
-      Eigen::MatrixXd k = rbf(x, x, std::exp(t[0]), std::exp(t[1]), &d_len);
-      DenseGp gp(k, std::exp(t[2]), y);
-      const int n = static_cast<int>(x.size());
-      grad[0] = -gp.log_marginal_likelihood_derivative(k);
-      grad[1] = -gp.log_marginal_likelihood_derivative(d_len);
-      grad[2] =
-          -gp.log_marginal_likelihood_derivative(std::exp(t[2]) * Eigen::MatrixXd::Identity(n, n));
-      double v = -gp.log_marginal_likelihood();
-      if (!std::isfinite(v) || !grad.allFinite()) throw std::runtime_error("non-finite");
-      return v;
-    } catch (const std::exception&) {
-      grad.setZero();
-      return std::numeric_limits<double>::max();
-    }
-  };
+    Eigen::MatrixXd d_len;
+    Eigen::MatrixXd k = rbf(x, x, std::exp(t[0]), std::exp(t[1]), &d_len);
+    DenseGp gp(k, std::exp(t[2]), y);
+    const int n = static_cast<int>(x.size());
+    grad[0] = -gp.log_marginal_likelihood_derivative(k);
+    grad[1] = -gp.log_marginal_likelihood_derivative(d_len);
+    grad[2] =
+        -gp.log_marginal_likelihood_derivative(std::exp(t[2]) * Eigen::MatrixXd::Identity(n, n));
+    return -gp.log_marginal_likelihood();
+  });
   LbfgsbSettings settings;
   settings.max_iterations = 40;
   settings.epsilon = 1e-4;
