@@ -1,6 +1,5 @@
 #include "campaign/store.h"
 
-#include <chrono>
 #include <filesystem>
 #include <iterator>
 

@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <stdexcept>
 
 #include "core/host_name.h"
