@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "campaign/campaign_engine.h"
@@ -180,12 +181,57 @@ void require_reachable(Backend& backend) {
   }
 }
 
+// A new campaign's spec from the flags; refused here, before anything is opened or written.
+CampaignSpec spec_from_flags(const TuneArgs& args) {
+  nlohmann::json spec_json = {{"backend", args.backend},
+                              {"sizes", args.sizes},
+                              {"strategy", args.strategy},
+                              {"budget", args.budget},
+                              {"repeats", args.repeats},
+                              {"seed", args.seed},
+                              {"iterations", args.iterations},
+                              {"warmup", args.warmup},
+                              {"batch_size", args.batch_size},
+                              {"final_repeats", args.final_repeats},
+                              {"final_method", args.final_method},
+                              {"min_gain", args.min_gain},
+                              {"final_max_runs", args.final_max_runs},
+                              {"run_timeout_s", args.run_timeout},
+                              {"verify", !args.no_verify}};
+  nlohmann::json contexts = nlohmann::json::array();
+  const auto layouts = plan_layouts(args.np, args.nodes, args.ppn, args.layout);
+  for (Collective c : parse_collective_list(args.collectives))
+    for (const auto& l : layouts)
+      contexts.push_back({{"collective", std::string(name(c))},
+                          {"comm_size", l.comm_size},
+                          {"nodes", l.nodes},
+                          {"ppn", l.ppn}});
+  spec_json["contexts"] = contexts;
+  // Several communicator sizes: one whole-cluster campaign (docs/whole-cluster.md).
+  if (layouts.size() > 1)
+    spec_json["cluster"] = {{"strategy", args.cluster_strategy},
+                            {"min_confidence", args.min_confidence},
+                            {"predict_up_to", args.predict_up_to},
+                            {"budget_node_seconds", args.node_seconds},
+                            {"total_node_seconds", args.total_node_seconds}};
+  else if (!args.cluster_options.empty())
+    throw std::invalid_argument(
+        args.cluster_options.front() +
+        " applies to a whole-cluster campaign, which needs several communicator sizes "
+        "(e.g. --np 2,4,8,16); this one tunes " +
+        std::to_string(layouts.front().comm_size) + " ranks only");
+  return parse_campaign_spec(spec_json);
+}
+
 int run_tune(const TuneArgs& args) {
-  // A new campaign's backend is made and checked before the store is touched (an unreachable
-  // backend leaves no file behind); a resumed one's comes from its stored launch.
+  // A new campaign's spec is read, and its backend made and checked, before the store is
+  // touched: bad flags or an unreachable backend leave no file behind. A resumed campaign's
+  // backend comes from its stored launch.
   Launch launch;
   std::unique_ptr<Backend> backend;
+  std::optional<CampaignSpec> new_spec;
   if (args.resume == 0) {
+    new_spec = spec_from_flags(args);
     launch = launch_from_flags(args, args.backend);
     backend = make_backend(launch.backend, launch.backend_settings);
     require_reachable(*backend);
@@ -206,47 +252,8 @@ int run_tune(const TuneArgs& args) {
   }
   const nlohmann::json& backend_settings = launch.backend_settings;
 
-  if (campaign_id == 0) {
-    nlohmann::json spec_json = {{"backend", args.backend},
-                                {"sizes", args.sizes},
-                                {"strategy", args.strategy},
-                                {"budget", args.budget},
-                                {"repeats", args.repeats},
-                                {"seed", args.seed},
-                                {"iterations", args.iterations},
-                                {"warmup", args.warmup},
-                                {"batch_size", args.batch_size},
-                                {"final_repeats", args.final_repeats},
-                                {"final_method", args.final_method},
-                                {"min_gain", args.min_gain},
-                                {"final_max_runs", args.final_max_runs},
-                                {"run_timeout_s", args.run_timeout},
-                                {"verify", !args.no_verify}};
-    nlohmann::json contexts = nlohmann::json::array();
-    const auto layouts = plan_layouts(args.np, args.nodes, args.ppn, args.layout);
-    for (Collective c : parse_collective_list(args.collectives))
-      for (const auto& l : layouts)
-        contexts.push_back({{"collective", std::string(name(c))},
-                            {"comm_size", l.comm_size},
-                            {"nodes", l.nodes},
-                            {"ppn", l.ppn}});
-    spec_json["contexts"] = contexts;
-    // Several communicator sizes: one whole-cluster campaign (docs/whole-cluster.md).
-    if (layouts.size() > 1)
-      spec_json["cluster"] = {{"strategy", args.cluster_strategy},
-                              {"min_confidence", args.min_confidence},
-                              {"predict_up_to", args.predict_up_to},
-                              {"budget_node_seconds", args.node_seconds},
-                              {"total_node_seconds", args.total_node_seconds}};
-    else if (!args.cluster_options.empty())
-      throw std::invalid_argument(
-          args.cluster_options.front() +
-          " applies to a whole-cluster campaign, which needs several communicator sizes "
-          "(e.g. --np 2,4,8,16); this one tunes " +
-          std::to_string(layouts.front().comm_size) + " ranks only");
-    const CampaignSpec spec = parse_campaign_spec(spec_json);
-    campaign_id = create_admitted_campaign(store, *backend, spec, launch.to_json());
-  }
+  if (new_spec)
+    campaign_id = create_admitted_campaign(store, *backend, *new_spec, launch.to_json());
 
   const BackendInfo info = backend->describe();
   const AlgorithmTable table = algorithm_table_for(*backend, "");

@@ -352,6 +352,9 @@ TEST_F(TuneCliTest, RejectsBadArgumentsClearly) {
                   {.timeout_s = 30});
   EXPECT_NE(s.exit_code, 0);
   EXPECT_NE(s.stderr_text.find("sizes"), std::string::npos) << s.stderr_text;
+  // Refused before the database is opened: no database or lock file is left behind.
+  EXPECT_FALSE(fs::exists(dir_ / "x.db"));
+  EXPECT_FALSE(fs::exists(dir_ / "x.db.lock"));
 }
 
 TEST_F(TuneCliTest, MissingBenchmarkFailsBeforeAnyRun) {
