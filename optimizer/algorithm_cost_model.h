@@ -32,17 +32,33 @@
 //    rabenseifner with fewer elements than the power of two, a segmented ring with less than a
 //    segment per rank, split_binary_tree with a segment above half the message) is counted as
 //    the algorithm that really runs.
-//  - The terms are counts of this model, not of the machine: one level of network (no node
-//    boundary, no NIC shared by a node's ranks), no eager protocol (a small send is done when
-//    received, as a large one), no contention between ranks. They give the shape of a
-//    configuration's cost in P, message and segment size; its scale comes from the machine
-//    coefficients, and what the shape misses (bench/README.md "Whole-cluster", the cost
-//    model's check) is left to the surrogate that uses it.
-//  - MachineCoefficients: microseconds per message, per round, per byte sent and per byte
-//    reduced; latency = their dot product with the terms. fit_machine_coefficients() finds
-//    them from observed latencies (least squares on log latency, positive, pulled weakly
-//    toward typical_machine_coefficients() so that it is defined from one observation).
-//  - Pure functions (trees are cached per shape and P behind a mutex); nullopt for a
+//  - The terms are counts of this model, not of the machine: no eager protocol (a small send is
+//    done when received, as a large one), no contention between ranks (but, at the node
+//    level below, at a node's NIC).
+//    They give the shape of a configuration's cost in P, message and segment size; its scale
+//    comes from the machine coefficients, and what the shape misses (bench/README.md
+//    "Whole-cluster", the cost model's check) is left to the surrogate that uses it.
+//  - Node level (`ranks_per_node` Q > 0 and below P): ranks fill the nodes in order (rank r on
+//    node r / Q, Slurm's block distribution), and two more terms count what crosses a node
+//    boundary on top of the one-level terms (which every message pays, within a node or not):
+//      inter_rounds  crossing messages one after the other on a rank's critical path,
+//      inter_bytes   bytes that pass a node's NIC one after the other on that path: a crossing
+//                    message shares its sender's and its receiver's NIC with every other
+//                    crossing message of the same step (a tree level, a step of a schedule), so
+//                    it counts the busier NIC's bytes of that step, not only its own.
+//    Trees are labelled as coll_base_topo.c labels their ranks (the level-order tree's strided
+//    subtrees, the plain binomial tree's, the in-order binomial, k-nomial and binary trees'
+//    neighbouring ranks), which the one-level terms need not tell apart; algorithms whose ranks
+//    all end together count, per step of their schedule (ring, recursive doubling and halving,
+//    binomial scatter), whether any pair crosses and the busiest NIC. Q = 0 (or Q >= P): one
+//    level, the inter terms 0, the other terms exactly as without it.
+//  - MachineCoefficients: microseconds per message, per round, per byte sent, per byte
+//    reduced, per crossing round and per crossing byte; latency = their dot product with the
+//    terms. fit_machine_coefficients() finds them from observed latencies (least squares on log
+//    latency, positive, pulled weakly toward typical_machine_coefficients() so that it is
+//    defined from one observation; a coefficient whose term no observation has is not fitted
+//    and stays at the prior).
+//  - Pure functions (trees and their crossings are cached behind a mutex); nullopt for a
 //    collective without a model, an algorithm id it does not know, P < 2 or a size < 1.
 #pragma once
 
@@ -61,9 +77,12 @@ struct CostTerms {
   double rounds = 0;
   double bytes = 0;
   double reduced = 0;
+  double inter_rounds = 0;  // node level only (see the contract above)
+  double inter_bytes = 0;
 
   CostTerms& operator+=(const CostTerms& o) {
     messages += o.messages, rounds += o.rounds, bytes += o.bytes, reduced += o.reduced;
+    inter_rounds += o.inter_rounds, inter_bytes += o.inter_bytes;
     return *this;
   }
 };
@@ -73,20 +92,25 @@ struct MachineCoefficients {
   double per_round_us = 0;
   double per_byte_us = 0;
   double per_reduced_byte_us = 0;
+  double per_inter_round_us = 0;  // what a message crossing nodes costs on top
+  double per_inter_byte_us = 0;
 };
 
 // True for the collectives algorithm_cost_terms() models (bcast, reduce, allreduce, gather).
 bool cost_model_covers(Collective collective);
 
+// `ranks_per_node` 0: one level of network (what the tuner uses today).
 std::optional<CostTerms> algorithm_cost_terms(Collective collective, const TuningConfig& config,
-                                              int comm_size, std::int64_t osu_size);
+                                              int comm_size, std::int64_t osu_size,
+                                              int ranks_per_node = 0);
 
 // Predicted latency of one call (µs).
 double modelled_latency_us(const CostTerms& terms, const MachineCoefficients& machine);
 
 // Typical values of a cluster (about 0.5 µs per message, 1.5 µs per round, 10 GB/s, 5 GB/s of
-// reduction): the prior of fit_machine_coefficients() and the coefficients before anything was
-// observed. Only their ratios matter where prices are anchored to a known run cost.
+// reduction; crossing nodes 1 µs and 10 GB/s more): the prior of fit_machine_coefficients() and the
+// coefficients before anything was observed. Only their ratios matter where prices are anchored to
+// a known run cost.
 MachineCoefficients typical_machine_coefficients();
 
 struct CostObservation {

@@ -54,6 +54,8 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.cost_model_prices = value.get<bool>();
     } else if (key == "cost_model_mean") {
       s.cost_model_mean = value.get<bool>();
+    } else if (key == "cost_model_nodes") {
+      s.cost_model_nodes = value.get<bool>();
     } else if (key == "default_alias") {
       s.default_alias = value.get<bool>();
     } else if (key == "calibrate_algorithms") {
@@ -145,6 +147,14 @@ int ClusterBayesStrategy::nodes_of(int comm_size) const {
   return 1;
 }
 
+int ClusterBayesStrategy::ranks_per_node(int comm_size) const {
+  if (!settings_.cost_model_nodes) return 0;
+  for (const auto& s : options_.sizes)
+    if (s.comm_size == comm_size && s.nodes > 1)
+      return s.ppn > 0 ? s.ppn : (comm_size + s.nodes - 1) / s.nodes;
+  return 0;
+}
+
 double ClusterBayesStrategy::pending_node_seconds() const {
   double total = 0;
   for (const auto& [pair, price] : pending_) total += price;
@@ -225,8 +235,8 @@ ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config, 
     const int m = static_cast<int>(options_.msg_sizes.size());
     r.offset.resize(m);
     for (int s = 0; s < m; ++s) {
-      const auto terms =
-          algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s]);
+      const auto terms = algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s],
+                                              ranks_per_node(comm_size));
       const double us = terms ? modelled_latency_us(*terms, machine()) : 0.0;
       const double factor =
           settings_.calibrate_algorithms ? calibration().log_factor(config.algorithm) : 0.0;
@@ -258,7 +268,8 @@ const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
     if (e.failed) continue;
     for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
       if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
-      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i]);
+      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i],
+                                              ranks_per_node(o.comm_size));
       if (!terms) continue;
       cells.push_back({*terms, e.latency_us[i]});
       algorithm.push_back(e.config.algorithm);
@@ -286,7 +297,8 @@ double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningCon
                                                   const MachineCoefficients& machine) const {
   double seconds = 0;
   for (auto m : options_.msg_sizes) {
-    const auto terms = algorithm_cost_terms(collective_, config, comm_size, m);
+    const auto terms =
+        algorithm_cost_terms(collective_, config, comm_size, m, ranks_per_node(comm_size));
     if (terms)
       seconds += options_.calls_per_run.at(m) * modelled_latency_us(*terms, machine) * 1e-6;
   }

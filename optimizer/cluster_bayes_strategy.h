@@ -88,7 +88,8 @@
 // max_fit_rows (60), design_budget_fraction (1/3), batch_price_quantile (0.9, 0 or in (0, 1]),
 // blind_price_factor (3, >= 1), default_alias (true), cost_model_prices
 // (true), calibrate_algorithms (true), cost_model_mean (false: the cost model in the search's
-// own surrogate too; tried, not kept, docs/whole-cluster.md).
+// own surrogate too; tried, not kept, docs/whole-cluster.md), cost_model_nodes (false: the cost
+// model's node level in the prices; measured, not adopted, docs/whole-cluster.md).
 #pragma once
 
 #include <limits>
@@ -133,6 +134,11 @@ struct ClusterBayesSettings {
   // The search's own surrogate (EI, picks, confidence) with the cost model in its prior mean
   // too (for the collectives it covers; with or without per-configuration prices).
   bool cost_model_mean = false;
+  // The cost model with its node level at sizes that span several nodes (ClusterSize::nodes,
+  // ::ppn; ranks in order on the nodes): what crosses a node and shares its NIC costs more. It
+  // describes the simulated and recorded landscapes better, but the campaigns priced with it
+  // did not do better (docs/whole-cluster.md "The node level"); false = one level everywhere.
+  bool cost_model_nodes = false;
   bool default_alias = true;  // the default's runs at P are runs of its alias (Open MPI's decision)
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
@@ -208,6 +214,9 @@ class ClusterBayesStrategy : public ClusterStrategy {
 
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
   int nodes_of(int comm_size) const;                 // ClusterSize::nodes, at least 1
+  // The cost model's ranks per node at a size: ClusterSize::ppn, or the ranks spread evenly
+  // over its nodes; 0 (one level) on one node or with cost_model_nodes off.
+  int ranks_per_node(int comm_size) const;
   // The model row of a configuration at a size; with `offset`, its prior mean carries the log of
   // the cost model's latency at every message size (machine coefficients fitted to the runs).
   ClusterRow row(int comm_size, const TuningConfig& config, bool offset = false) const;

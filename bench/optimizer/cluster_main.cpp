@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -443,8 +444,10 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
 // run seconds (median and largest absolute value, as a factor). A run = the calls of
 // BenchmarkCost at every message size, no launch overhead. With `from_smallest`, the
 // coefficients are fitted at the smallest comm size only, so the other rows show how far the
-// model's scaling in P carries.
-void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smallest) {
+// model's scaling in P carries. `ranks_per_node(P)` > 0: the model's node level (ranks placed
+// in order on nodes of that many), with its two crossing coefficients fitted with the others.
+void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smallest,
+                      const std::function<int(int)>& ranks_per_node) {
   const BenchmarkCost cost;
   std::vector<CostObservation> cells;
   for (const Landscape* l : ls) {
@@ -452,7 +455,8 @@ void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smalles
     for (const auto& cfg : l->configs())
       for (auto m : l->msg_sizes)
         if (const auto* pt = l->find(cfg, m))
-          if (auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m))
+          if (auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m,
+                                            ranks_per_node(l->comm_size)))
             cells.push_back({*t, pt->truth});
   }
   const MachineCoefficients machine =
@@ -465,6 +469,12 @@ void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smalles
       machine.per_message_us, machine.per_round_us,
       machine.per_byte_us > 0 ? 1e-3 / machine.per_byte_us : 0.0,
       machine.per_reduced_byte_us > 0 ? 1e-3 / machine.per_reduced_byte_us : 0.0);
+  if (ranks_per_node(ls.back()->comm_size) > 0)
+    std::printf(
+        "| | node level, %d ranks per node at %d: crossing nodes %.3g us/round more, "
+        "%.3g GB/s more | | | |\n",
+        ranks_per_node(ls.back()->comm_size), ls.back()->comm_size, machine.per_inter_round_us,
+        machine.per_inter_byte_us > 0 ? 1e-3 / machine.per_inter_byte_us : 0.0);
   auto ranks = [](const std::vector<double>& v) {
     std::vector<int> order(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) order[i] = static_cast<int>(i);
@@ -479,7 +489,8 @@ void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smalles
       std::vector<double> lat_truth, lat_model;
       for (auto m : l->msg_sizes) {
         const auto* pt = l->find(cfg, m);
-        const auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m);
+        const auto t =
+            algorithm_cost_terms(l->collective, cfg, l->comm_size, m, ranks_per_node(l->comm_size));
         lat_truth.push_back(pt ? pt->truth : std::nan(""));
         lat_model.push_back(pt && t ? modelled_latency_us(*t, machine) : std::nan(""));
       }
@@ -531,7 +542,9 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--comm-sizes", sizes_text, "comm sizes, as tune --np takes them (2,4,8 or 2:64)");
   app.add_option("--collective", collective_name, "bcast, reduce, allreduce or gather");
-  app.add_option("--ppn", ppn, "ranks per node (node-seconds = seconds x ceil(P / ppn))");
+  app.add_option("--ppn", ppn,
+                 "ranks per node (node-seconds = seconds x ceil(P / ppn); with "
+                 "--cost-model-check: the model's node level)");
   app.add_option("--seeds", seeds, "seeds per method");
   app.add_option("--first-seed", first_seed,
                  "the first seed (seeds first-seed .. first-seed + seeds - 1): seeds no change "
@@ -601,8 +614,10 @@ int main(int argc, char** argv) {
             return a->comm_size < b->comm_size;
           });
           if (ls.empty()) continue;
-          cost_model_check(ls, false);
-          cost_model_check(ls, true);
+          // The recorded jobs filled nodes of ppn ranks in order (the last one partly).
+          const auto fixed = [&](int) { return ppn; };
+          cost_model_check(ls, false, fixed);
+          cost_model_check(ls, true, fixed);
         }
         return 0;
       }
@@ -641,8 +656,12 @@ int main(int argc, char** argv) {
       std::printf(
           "| collective | comm size | configurations | Spearman, run seconds | "
           "modelled / true run seconds: median, largest factor |\n|---|---|---|---|---|\n");
-      cost_model_check(ls, false);
-      cost_model_check(ls, true);
+      // As the simulator places a job (packed): the fewest nodes of ppn, ranks spread evenly.
+      const auto packed = [&](int p) {
+        return ppn > 0 ? (p + (p + ppn - 1) / ppn - 1) / ((p + ppn - 1) / ppn) : 0;
+      };
+      cost_model_check(ls, false, packed);
+      cost_model_check(ls, true, packed);
       return 0;
     }
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };

@@ -6,7 +6,7 @@ simulated clusters and all four collectives. One table row per (cluster, collect
 seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s cost.
 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
-                        [--first-seed N] [--verified-only]
+                        [--first-seed N] [--verified-only] [--settings JSON]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -17,8 +17,9 @@ with the row's profile, collective, budget and top size added, for per-seed comp
 any change, so two builds compared there are compared without the bias of the seeds 1-10 the
 kept variants were chosen on (bench/README.md "The batch check on seeds no change was chosen
 on"). --verified-only: without --total, only the rows with every listed size verified (the
-default mode as a campaign runs it), not also those with the largest size gated. The bench is
-run as an argv vector, never through a shell.
+default mode as a campaign runs it), not also those with the largest size gated. --settings
+JSON: bo-cluster's settings (the bench's --settings), e.g. '{"cost_model_nodes": false}' for an
+ablation in the same build. The bench is run as an argv vector, never through a shell.
 """
 import json
 import statistics
@@ -43,22 +44,25 @@ def mean_of(rows, method, key):
     return statistics.mean(values) if values else float("nan")
 
 
+def take_option(args, flag, missing):
+    """Removes `flag VALUE` from args and returns VALUE (None without the flag); exits with
+    `missing` when the value is not there."""
+    if flag not in args:
+        return None
+    at = args.index(flag)
+    if at + 1 >= len(args):
+        sys.exit(missing)
+    value = args[at + 1]
+    del args[at:at + 2]
+    return value
+
+
 def main():
     args = sys.argv[1:]
-    jsonl = None
-    if "--jsonl" in args:
-        at = args.index("--jsonl")
-        if at + 1 >= len(args):
-            sys.exit(__doc__)
-        jsonl = open(args[at + 1], "w", encoding="utf-8")
-        del args[at:at + 2]
-    first_seed = "1"
-    if "--first-seed" in args:
-        at = args.index("--first-seed")
-        if at + 1 >= len(args):
-            sys.exit("--first-seed needs a number")
-        first_seed = args[at + 1]
-        del args[at:at + 2]
+    jsonl_path = take_option(args, "--jsonl", __doc__)
+    jsonl = open(jsonl_path, "w", encoding="utf-8") if jsonl_path else None
+    first_seed = take_option(args, "--first-seed", "--first-seed needs a number") or "1"
+    settings = take_option(args, "--settings", "--settings needs a JSON object")
     total = "--total" in args
     verified_only = "--verified-only" in args
     args = [a for a in args if a not in ("--total", "--verified-only")]
@@ -83,6 +87,8 @@ def main():
                             "--cache-dir", cache,
                             "--total-budget" if total else "--cluster-budget", budget,
                             "--unverified-above", unverified]
+                    if settings is not None:
+                        argv += ["--settings", settings]
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")

@@ -144,6 +144,124 @@ TEST(AlgorithmCostModel, FitsTheMachineCoefficientsFromObservedLatencies) {
   EXPECT_NEAR(b.per_reduced_byte_us / typical_machine_coefficients().per_reduced_byte_us, 1, 1e-9);
 }
 
+TEST(AlgorithmCostModelNodes, OneNodeIsTheOneLevelModel) {
+  // Ranks per node 0 (the default), P or more: no crossing terms, every other term unchanged.
+  for (Collective c :
+       {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::gather})
+    for (int id = 0; id <= 9; ++id)
+      for (int p : {2, 7, 64})
+        for (std::int64_t n : {4, 1 << 20}) {
+          const TuningConfig config{id, id % 2 ? 8192 : 0, 4};
+          const auto one = algorithm_cost_terms(c, config, p, n);
+          if (!one) continue;
+          for (int q : {0, p, 4 * p}) {
+            const auto t = algorithm_cost_terms(c, config, p, n, q);
+            ASSERT_TRUE(t);
+            expect_same_terms(*t, *one);
+            EXPECT_EQ(t->inter_rounds, 0);
+            EXPECT_EQ(t->inter_bytes, 0);
+          }
+          // Several nodes add to the crossing terms only.
+          const auto nodes = algorithm_cost_terms(c, config, p, n, 1);
+          ASSERT_TRUE(nodes);
+          expect_same_terms(*nodes, *one);
+          EXPECT_GT(nodes->inter_rounds, 0) << to_string(config) << " P=" << p;
+        }
+}
+
+TEST(AlgorithmCostModelNodes, InOrderTreesKeepNeighboursTogether) {
+  // 8 ranks on 2 nodes of 4, a 1 KiB reduce. Open MPI's binomial reduce tree is in order (rank
+  // 4 holds 4-7 below it): only 4 -> 0 crosses, on the paths of rank 4 and of the root: 2 / 8.
+  // Its level-order binary tree (0: 1, 2; 1: 3, 5; 2: 4, 6; 3: 7) strides: 1 -> 5, 2 -> 4,
+  // 2 -> 6 cross in the same level, three messages through each node's NIC, and 3 -> 7 below:
+  // every rank's path up crosses once; the loads summed along them are 3 for ranks 0, 1, 2 and
+  // the three crossing senders, 1 for ranks 3 and 7: 20 / 8.
+  const auto binomial = algorithm_cost_terms(Collective::reduce, {5, 0, 0}, 8, 1024, 4);
+  const auto binary = algorithm_cost_terms(Collective::reduce, {4, 0, 0}, 8, 1024, 4);
+  ASSERT_TRUE(binomial && binary);
+  EXPECT_DOUBLE_EQ(binomial->inter_rounds, 2.0 / 8);
+  EXPECT_DOUBLE_EQ(binomial->inter_bytes, 2.0 / 8 * 1024);
+  EXPECT_DOUBLE_EQ(binary->inter_rounds, 1.0);
+  EXPECT_DOUBLE_EQ(binary->inter_bytes, 20.0 / 8 * 1024);
+  // The in-order binary tree is rooted at 7 (7: 6, 3; 6: 5, 4; 3: 2, 1; 1: 0): only 3 -> 7
+  // crosses (ranks 3 and 7), then the result goes from 7 to the root 0 (2 / P on average).
+  const auto in_order = algorithm_cost_terms(Collective::reduce, {6, 0, 0}, 8, 1024, 4);
+  ASSERT_TRUE(in_order);
+  EXPECT_DOUBLE_EQ(in_order->inter_rounds, 2.0 / 8 + 2.0 / 8);
+  EXPECT_DOUBLE_EQ(in_order->inter_bytes, (2.0 / 8 + 2.0 / 8) * 1024);
+  // Down the level-order tree at 4 ranks on 2 nodes: 0 -> 2 and 1 -> 3 cross, one each.
+  const auto bcast = algorithm_cost_terms(Collective::bcast, {5, 0, 0}, 4, 1000, 2);
+  ASSERT_TRUE(bcast);
+  EXPECT_DOUBLE_EQ(bcast->inter_rounds, 0.5);
+  EXPECT_DOUBLE_EQ(bcast->inter_bytes, 0.5 * 1000);
+  // A chain crosses each boundary with one message: its NIC is never shared. The binary tree's
+  // is, more at 64 ranks on nodes of 16.
+  const auto chain = algorithm_cost_terms(Collective::bcast, {3, 0, 0}, 64, 1000, 16);
+  const auto tree = algorithm_cost_terms(Collective::bcast, {5, 0, 0}, 64, 1000, 16);
+  ASSERT_TRUE(chain && tree);
+  EXPECT_DOUBLE_EQ(chain->inter_bytes, chain->inter_rounds * 1000);
+  EXPECT_GT(tree->inter_bytes, 2 * tree->inter_rounds * 1000);
+}
+
+TEST(AlgorithmCostModelNodes, SchedulesAndLinearAlgorithmsCountTheirCrossings) {
+  // The ring: every step's slowest pair crosses (the nodes' last ranks), one message per NIC.
+  const std::int64_t n = 1 << 20;
+  const auto ring = algorithm_cost_terms(Collective::allreduce, {4, 0, 0}, 8, n, 4);
+  ASSERT_TRUE(ring);
+  EXPECT_DOUBLE_EQ(ring->inter_rounds, 14);
+  EXPECT_DOUBLE_EQ(ring->inter_bytes, 14.0 * n / 8);
+  // Recursive doubling at 8 ranks on nodes of 4: only the distance-4 step crosses, all four
+  // ranks of a node at once, each with the whole vector.
+  const auto rd = algorithm_cost_terms(Collective::allreduce, {3, 0, 0}, 8, n, 4);
+  ASSERT_TRUE(rd);
+  EXPECT_DOUBLE_EQ(rd->inter_rounds, 1);
+  EXPECT_DOUBLE_EQ(rd->inter_bytes, 4.0 * n);
+  // The linear gather, 8 ranks on nodes of 4: ranks 4-7 cross, the root takes them last; rank
+  // i (i >= 4) waits for i - 3 of them, the root for 4: (1 + 2 + 3 + 4 + 4) / 8 on average.
+  const auto linear = algorithm_cost_terms(Collective::gather, {1, 0, 0}, 8, 1024, 4);
+  ASSERT_TRUE(linear);
+  EXPECT_DOUBLE_EQ(linear->inter_rounds, 14.0 / 8);
+  EXPECT_DOUBLE_EQ(linear->inter_bytes, 14.0 / 8 * 1024);
+}
+
+TEST(AlgorithmCostModelNodes, FitsTheCrossingCoefficientsWhereRunsCrossed) {
+  // Latencies of reduce and bcast on 1 and on several nodes of 16 made by known coefficients,
+  // crossing a node 3 µs and 1/5 GB/s more: the fit finds all six.
+  MachineCoefficients truth;
+  truth.per_message_us = 0.2;
+  truth.per_round_us = 0.5;
+  truth.per_byte_us = 1e-4;
+  truth.per_reduced_byte_us = 2e-4;
+  truth.per_inter_round_us = 3.0;
+  truth.per_inter_byte_us = 5e-4;
+  std::vector<CostObservation> obs;
+  for (Collective c : {Collective::reduce, Collective::bcast})
+    for (int id : {1, 3, 4, 5, 6})
+      for (int p : {2, 16, 64, 256})
+        for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
+          const auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, n, 16);
+          obs.push_back({t, modelled_latency_us(t, truth)});
+        }
+  const MachineCoefficients fit =
+      fit_machine_coefficients(obs, typical_machine_coefficients(), 1e-6);
+  EXPECT_NEAR(fit.per_round_us / truth.per_round_us, 1, 0.02);
+  EXPECT_NEAR(fit.per_byte_us / truth.per_byte_us, 1, 0.02);
+  EXPECT_NEAR(fit.per_inter_round_us / truth.per_inter_round_us, 1, 0.02);
+  EXPECT_NEAR(fit.per_inter_byte_us / truth.per_inter_byte_us, 1, 0.02);
+  // Runs on one node only: the crossing coefficients stay at the prior, the others are the
+  // one-level fit's to the digit.
+  std::vector<CostObservation> one_node, one_level;
+  for (const auto& o : obs) {
+    CostTerms flat = o.terms;
+    flat.inter_rounds = flat.inter_bytes = 0;
+    one_node.push_back({flat, o.latency_us});
+  }
+  const MachineCoefficients a = fit_machine_coefficients(one_node, typical_machine_coefficients());
+  EXPECT_EQ(a.per_inter_round_us, typical_machine_coefficients().per_inter_round_us);
+  EXPECT_EQ(a.per_inter_byte_us, typical_machine_coefficients().per_inter_byte_us);
+  EXPECT_NE(a.per_round_us, typical_machine_coefficients().per_round_us);
+}
+
 TEST(AlgorithmCalibration, TakesEachAlgorithmsMedianRatioOverAllItsRuns) {
   // Algorithm 2: log ratios around -2 over its cells (one outlier each way); algorithm 6: one
   // cell at 2x the model, and one non-finite ratio (ignored).

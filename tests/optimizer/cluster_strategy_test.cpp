@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "core/rng.h"
@@ -786,6 +787,26 @@ TEST(ClusterStrategy, PricesALinearReduceAtTheLargestSizeBeforeItEverRanThere) {
   const auto [blind_price, blind_tree] = price_of_linear(false);
   EXPECT_LT(blind_price, truth_linear / 10);
   EXPECT_NEAR(blind_tree / truth_tree, 1, 0.25);
+}
+
+TEST(ClusterStrategy, PricesWithTheNodeLevelOnlyWhenAsked) {
+  // Before any run, prices are the cost model's. With cost_model_nodes, a size on several nodes
+  // (1024 ranks on 8 nodes of 128) prices the level-order binary reduce, whose edges stride
+  // across nodes, dearer against the in-order binomial one than the one-level model does; a
+  // size on one node (64 ranks) is priced the same either way. Off is the default.
+  const TuningConfig binary{4, 0, 0}, binomial{5, 0, 0};
+  auto prices = [&](std::optional<bool> nodes, int p) {
+    auto o = reduce_options(3);
+    if (nodes) o.settings = {{"cost_model_nodes", *nodes}};
+    auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
+    const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
+    return std::make_pair(bayes.price(p, binary), bayes.price(p, binomial));
+  };
+  const auto [one_binary, one_binomial] = prices(false, 1024);
+  const auto [node_binary, node_binomial] = prices(true, 1024);
+  EXPECT_GT(node_binary / node_binomial, 1.5 * one_binary / one_binomial);
+  EXPECT_EQ(prices(std::nullopt, 1024), prices(false, 1024));
+  EXPECT_EQ(prices(true, 64), prices(false, 64));
 }
 
 TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLargestSize) {
