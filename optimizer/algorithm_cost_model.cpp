@@ -214,9 +214,10 @@ LabelledTree build_labelled(Labelling t, int param, int p) {
 
 // What crosses nodes in a labelled tree, as means over its ranks. An edge crosses when its two
 // ranks are on different nodes; the edges of one tree level are under way together, so a
-// crossing edge's load is the busier of its two NICs in that level: the sum of `weight` over
-// the level's crossing edges out of its sender's node, or into its receiver's (a weight of one
-// segment, or of a subtree's blocks in a gather).
+// crossing edge waits at the busier of its two NICs for the level's other crossing edges there:
+// its load is the sum of `weight` over the level's crossing edges out of its sender's node, or
+// into its receiver's, less its own (a weight of one segment, or of a subtree's blocks in a
+// gather). Its own bytes are in the one-level terms already.
 struct TreeCrossings {
   // Down (bcast): crossing edges on a rank's path from the root, the sum of their loads, the
   // largest of them (the pipeline's period through the busiest NIC on the path).
@@ -247,7 +248,8 @@ TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_
     if (crosses(c)) out[{depth[c], parent[c] / q}] += weight(c), in[{depth[c], c / q}] += weight(c);
   std::vector<double> load(p, 0);  // of the edge into c, 0 if it does not cross
   for (int c = 0; c < p; ++c)
-    if (crosses(c)) load[c] = std::max(out[{depth[c], parent[c] / q}], in[{depth[c], c / q}]);
+    if (crosses(c))
+      load[c] = std::max(out[{depth[c], parent[c] / q}], in[{depth[c], c / q}]) - weight(c);
   std::vector<double> path_cross(p, 0), path_load(p, 0), path_peak(p, 0);
   for (int v : order)
     for (int c : kids[v]) {
@@ -304,10 +306,12 @@ CostTerms crossing(double rounds, double bytes) {
 
 // One step of a schedule whose ranks all end together: `sends` are its (from, to) pairs. The
 // step waits for its slowest pair, so it counts one crossing round if any pair crosses, and the
-// busiest NIC's crossing messages (the most sent out of, or received into, one node).
+// messages the last one through the busiest NIC waits behind (the most sent out of, or
+// received into, one node, less one).
 struct StepCrossing {
   double crosses = 0;  // 0 or 1
   double peak = 0;     // crossing messages through the busiest NIC
+  double queued() const { return std::max(0.0, peak - 1); }
 };
 
 StepCrossing step_crossing(const std::vector<std::pair<int, int>>& sends, int q) {
@@ -329,7 +333,7 @@ CostTerms schedule_crossings(const std::vector<std::vector<std::pair<int, int>>>
   CostTerms t;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const StepCrossing s = step_crossing(steps[i], q);
-    t += crossing(s.crosses, s.peak * bytes[i]);
+    t += crossing(s.crosses, s.queued() * bytes[i]);
   }
   return t;
 }
@@ -426,12 +430,13 @@ void add_block_doubling(Schedule& s, int p, double block) {
 bool node_level(int p, int q) { return q > 0 && q < p; }
 
 // A linear algorithm at root 0 (one message from or to every other rank, one after the other
-// through the root's NIC): the messages of ranks q.. cross. Rank i is done when the root has
+// through the root's port): the messages of ranks q.. cross. Rank i is done when the root has
 // handled i of them, max(0, i - q + 1) crossing, the root when it handled all P - q: the mean
-// over ranks. `blocking`: one crossing round each, else one for a rank that waits on any.
-CostTerms linear_crossings(int p, int q, double bytes, bool blocking) {
+// over ranks. `blocking`: one crossing round each, else one for a rank that waits on any. No
+// crossing bytes: the root's port already takes the messages one after the other.
+CostTerms linear_crossings(int p, int q, bool blocking) {
   const double far = p - q, crossed = (far * (far + 1) / 2 + far) / p;
-  return crossing(blocking ? crossed : (far + 1) / p, crossed * bytes);
+  return crossing(blocking ? crossed : (far + 1) / p, 0.0);
 }
 
 // A tree's crossing terms, down (a bcast's rank, pipelined in S segments) or up (a reduce's
@@ -506,7 +511,7 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
   };
   auto linear = [&] {
     CostTerms t = linear_fan(p, bytes, false, false);
-    if (nodes) t += linear_crossings(p, q, bytes, false);
+    if (nodes) t += linear_crossings(p, q, false);
     return t;
   };
   switch (id) {
@@ -526,7 +531,7 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
       if (nodes) {  // twins are neighbours (odd r, r + 1): the ranks whose twin is elsewhere
         double apart = 0;
         for (int r = 1; r + 1 < p; r += 2) apart += r / q != (r + 1) / q ? 2 : 0;
-        t += crossing(apart / p, apart / p * static_cast<double>(half0));
+        t += crossing(apart / p, 0.0);  // one message per NIC: none waits
       }
       return t;
     }
@@ -555,7 +560,7 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
         add_binomial_scatter(s, p, bytes / p);
         t += s.crossings(q);
         const StepCrossing ring = step_crossing(ring_step(p), q);
-        t += crossing((p - 1) * ring.crosses, (p - 1) * ring.peak * std::ceil(bytes / p));
+        t += crossing((p - 1) * ring.crosses, (p - 1) * ring.queued() * std::ceil(bytes / p));
       }
       return t;
     }
@@ -581,11 +586,11 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
   auto linear = [&] {  // the root receives and reduces rank by rank, blocking
     if (at_root) {
       CostTerms t{p - 1.0, p - 1.0, (p - 1.0) * bytes, (p - 1.0) * bytes};
-      if (nodes) t += crossing(p - q, static_cast<double>(p - q) * bytes);  // ranks q.. cross
+      if (nodes) t += crossing(p - q, 0.0);  // ranks q.. cross, one after the other
       return t;
     }
     CostTerms t = linear_fan(p, bytes, true, true);
-    if (nodes) t += linear_crossings(p, q, bytes, true);
+    if (nodes) t += linear_crossings(p, q, true);
     return t;
   };
   switch (id) {
@@ -604,7 +609,7 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
       t += at_root ? CostTerms{1, 1, bytes, 0} : CostTerms{2.0 / p, 2.0 / p, 2 * bytes / p, 0};
       if (nodes && (p - 1) / q != 0) {
         const double share = at_root ? 1.0 : 2.0 / p;
-        t += crossing(share, share * bytes);
+        t += crossing(share, 0.0);  // one message
       }
       return t;
     }
@@ -634,10 +639,11 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
   const int pof2 = 1 << floor_log2(p);
   const double k = floor_log2(p);
   const bool nodes = node_level(p, q);
-  // A ring's steps: every rank sends to the next; the nodes' last ranks cross, one per NIC.
+  // A ring's steps: every rank sends to the next; the nodes' last ranks cross, one per NIC (so
+  // none waits at a NIC: crossing rounds only).
   auto ring_crossings = [&](double steps, double step_bytes) {
     const StepCrossing x = step_crossing(ring_step(p), q);
-    return crossing(steps * x.crosses, steps * x.peak * step_bytes);
+    return crossing(steps * x.crosses, steps * x.queued() * step_bytes);
   };
   auto recursive_doubling = [&] {
     CostTerms t{k, k, k * bytes, k * bytes};
@@ -690,7 +696,7 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
       CostTerms t{steps, steps, 2.0 * (p - 1) * block, (p - 1) * block};
       if (nodes) {  // every step crosses; the bytes are those of the whole ring
         const StepCrossing x = step_crossing(ring_step(p), q);
-        t += crossing(steps * x.crosses, 2.0 * (p - 1) * x.peak * block);
+        t += crossing(steps * x.crosses, 2.0 * (p - 1) * x.queued() * block);
       }
       return t;
     }
@@ -718,7 +724,7 @@ std::optional<CostTerms> gather_terms(int id, int p, std::int64_t n, int q) {
   switch (id) {
     case 1: {  // the root receives rank by rank, blocking
       CostTerms t = linear_fan(p, bytes, true, false);
-      if (nodes) t += linear_crossings(p, q, bytes, true);
+      if (nodes) t += linear_crossings(p, q, true);
       return t;
     }
     case 2: {  // binomial: a rank receives its children's blocks one child after the other,
@@ -738,7 +744,7 @@ std::optional<CostTerms> gather_terms(int id, int p, std::int64_t n, int q) {
       t.messages *= 3;
       t.rounds *= 2;
       if (nodes) {
-        CostTerms x = linear_crossings(p, q, bytes, true);
+        CostTerms x = linear_crossings(p, q, true);
         x.inter_rounds *= 2;
         t += x;
       }

@@ -42,10 +42,11 @@
 //    node r / Q, Slurm's block distribution), and two more terms count what crosses a node
 //    boundary on top of the one-level terms (which every message pays, within a node or not):
 //      inter_rounds  crossing messages one after the other on a rank's critical path,
-//      inter_bytes   bytes that pass a node's NIC one after the other on that path: a crossing
-//                    message shares its sender's and its receiver's NIC with every other
-//                    crossing message of the same step (a tree level, a step of a schedule), so
-//                    it counts the busier NIC's bytes of that step, not only its own.
+//      inter_bytes   bytes a crossing message on that path waits behind at a node's NIC: it
+//                    shares its sender's and its receiver's NIC with the other crossing
+//                    messages of the same step (a tree level, a step of a schedule), and counts
+//                    the busier NIC's bytes of that step but its own (its own are in `bytes`;
+//                    a lone crossing message waits for none, a chain's or a ring's).
 //    Trees are labelled as coll_base_topo.c labels their ranks (the level-order tree's strided
 //    subtrees, the plain binomial tree's, the in-order binomial, k-nomial and binary trees'
 //    neighbouring ranks), which the one-level terms need not tell apart; algorithms whose ranks
