@@ -282,7 +282,7 @@ TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_
   return m;
 }
 
-// Cached per (placement, parameter, P, Q, weights).
+// Cached per (labelling, parameter, P, Q, weights).
 const TreeCrossings& tree_crossings(Labelling t, int param, int p, int q, bool subtree_weights) {
   static std::mutex mutex;
   static std::map<std::tuple<int, int, int, int, bool>, TreeCrossings> cache;
@@ -295,8 +295,8 @@ const TreeCrossings& tree_crossings(Labelling t, int param, int p, int q, bool s
   return it->second;
 }
 
-// Terms of crossings only: `rounds` crossing messages one after the other, `bytes` through the
-// NICs they share.
+// Terms of crossings only: `rounds` crossing messages one after the other, `bytes` waited behind
+// at the NICs they share.
 CostTerms crossing(double rounds, double bytes) {
   CostTerms t;
   t.inter_rounds = rounds;
