@@ -327,27 +327,20 @@ StepCrossing step_crossing(const std::vector<std::pair<int, int>>& sends, int q)
   return s;
 }
 
-// The crossing terms of `steps` schedule steps, step i moving bytes[i] per message.
-CostTerms schedule_crossings(const std::vector<std::vector<std::pair<int, int>>>& steps,
-                             const std::vector<double>& bytes, int q) {
-  CostTerms t;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const StepCrossing s = step_crossing(steps[i], q);
-    t += crossing(s.crosses, s.queued() * bytes[i]);
-  }
-  return t;
-}
-
 // Recursive doubling and halving over the largest power of two of ranks: the P - pof2 extra
 // ranks first fold into a neighbour (fold_step: the pairs (2i, 2i + 1), i < P - pof2), the rest
 // exchange with new rank nr ^ mask; new rank nr is the real rank nr < extra ? 2 nr + odd :
 // nr + extra (odd = 1 where the odd rank of a pair stays, as in the recursive-doubling
 // allreduce, 0 where the even one does, as in Rabenseifner's).
+int real_rank(int p, int nr, int odd) {
+  const int extra = p - (1 << floor_log2(p));
+  return nr < extra ? 2 * nr + odd : nr + extra;
+}
+
 std::vector<std::pair<int, int>> exchange_step(int p, int mask, int odd) {
-  const int pof2 = 1 << floor_log2(p), extra = p - pof2;
-  auto real = [&](int nr) { return nr < extra ? 2 * nr + odd : nr + extra; };
   std::vector<std::pair<int, int>> sends;
-  for (int nr = 0; nr < pof2; ++nr) sends.emplace_back(real(nr), real(nr ^ mask));
+  for (int nr = 0; nr < (1 << floor_log2(p)); ++nr)
+    sends.emplace_back(real_rank(p, nr, odd), real_rank(p, nr ^ mask, odd));
   return sends;
 }
 
@@ -375,7 +368,15 @@ struct Schedule {
   void add(std::vector<std::pair<int, int>> sends, double amount) {
     steps.push_back(std::move(sends)), bytes.push_back(amount);
   }
-  CostTerms crossings(int q) const { return schedule_crossings(steps, bytes, q); }
+  // The crossing terms of its steps, step i moving bytes[i] per message.
+  CostTerms crossings(int q) const {
+    CostTerms t;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const StepCrossing s = step_crossing(steps[i], q);
+      t += crossing(s.crosses, s.queued() * bytes[i]);
+    }
+    return t;
+  }
 };
 
 // Recursive halving, a reduce-scatter of `bytes` (the step of distance mask moves
@@ -396,11 +397,11 @@ void add_doubling(Schedule& s, int p, double bytes, int odd) {
 // A binomial gather of the scattered blocks to new rank 0: at distance mask, the new ranks
 // nr = mask (mod 2 mask) send their mask blocks of bytes / pof2 to nr - mask.
 void add_binomial_gather(Schedule& s, int p, double bytes, int odd) {
-  const int pof2 = 1 << floor_log2(p), extra = p - pof2;
-  auto real = [&](int nr) { return nr < extra ? 2 * nr + odd : nr + extra; };
+  const int pof2 = 1 << floor_log2(p);
   for (int mask = 1; mask < pof2; mask <<= 1) {
     std::vector<std::pair<int, int>> sends;
-    for (int nr = mask; nr < pof2; nr += 2 * mask) sends.emplace_back(real(nr), real(nr - mask));
+    for (int nr = mask; nr < pof2; nr += 2 * mask)
+      sends.emplace_back(real_rank(p, nr, odd), real_rank(p, nr - mask, odd));
     s.add(std::move(sends), bytes * mask / pof2);
   }
 }
