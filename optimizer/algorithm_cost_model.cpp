@@ -32,125 +32,17 @@ int floor_log2(int p) {
   return l;
 }
 
-enum class Topology { chain, binary, binomial, knomial };
-
-// A tree of coll_base_topo.c (root 0), summarised by means over its ranks of what each rank's
-// time in the call counts (OSU reports the mean over ranks), in units of one segment:
-struct TreeMeans {
-  // Down the tree (bcast): rounds until a rank has its first segment, the sends queued ahead of
-  // it along its path (each ancestor's children), the busiest of its ancestors and itself (the
-  // pipeline's period), its own children.
-  double depth = 0, path_children = 0, period = 0, children = 0;
-  double internal = 0;  // share of ranks with children
-  // Up the tree (reduce): levels below a rank, the receives along its busiest path below,
-  // the busiest rank of its subtree (max(1, ..) counting its own sends, and without).
-  double height = 0, below = 0, sub_period = 0, sub_children = 0;
-  double non_root = 0;  // (P - 1) / P
-  // Binomial gather: blocks a rank receives (its subtree but itself) and sends (its subtree).
-  double gathered = 0, sent = 0;
-  // The root's own (the critical path of a reduce, which every rank of an allreduce awaits).
-  double root_height = 0, root_below = 0, root_sub_period = 0;
-};
-
-std::vector<std::vector<int>> build_children(Topology t, int param, int p) {
-  std::vector<std::vector<int>> kids(p);
-  switch (t) {
-    case Topology::chain: {  // build_chain: `param` chains of nearly equal length
-      const int f = std::min(std::clamp(param, 1, kMaxChainFanout), p - 1);
-      const int base = (p - 1) / f, extra = (p - 1) % f;
-      int next = 1;
-      for (int c = 0; c < f; ++c) {
-        int prev = 0;
-        for (int i = 0; i < base + (c < extra ? 1 : 0); ++i)
-          kids[prev].push_back(next), prev = next++;
-      }
-      break;
-    }
-    case Topology::binary:  // build_tree(2), level order (the in-order tree has its shape)
-      for (int i = 0; i < p; ++i)
-        for (int c = 2 * i + 1; c <= 2 * i + 2 && c < p; ++c) kids[i].push_back(c);
-      break;
-    case Topology::binomial:  // build_bmtree: i + 2^j for every 2^j > i
-      for (int i = 0; i < p; ++i)
-        for (long long mask = 1; i + mask < p; mask <<= 1)
-          if (mask > i) kids[i].push_back(static_cast<int>(i + mask));
-      break;
-    case Topology::knomial:  // build_kmtree: i + d radix^j (d < radix) for every radix^j > i
-      for (int i = 0; i < p; ++i)
-        for (long long step = 1; i + step < p; step *= param)
-          if (step > i)
-            for (int d = 1; d < param && i + d * step < p; ++d)
-              kids[i].push_back(static_cast<int>(i + d * step));
-      break;
-  }
-  return kids;
-}
-
-TreeMeans summarise(const std::vector<std::vector<int>>& kids) {
-  const int p = static_cast<int>(kids.size());
-  std::vector<int> order{0};  // breadth first from the root
-  for (std::size_t i = 0; i < order.size(); ++i)
-    for (int c : kids[order[i]]) order.push_back(c);
-  std::vector<double> depth(p, 0), queued(p, 0), period(p, 0), height(p, 0), below(p, 0),
-      sub_period(p, 0), sub_children(p, 0), size(p, 1);
-  period[0] = static_cast<double>(kids[0].size());
-  for (int v : order)
-    for (int c : kids[v]) {
-      depth[c] = depth[v] + 1;
-      queued[c] = queued[v] + static_cast<double>(kids[v].size());
-      period[c] = std::max(period[v], static_cast<double>(kids[c].size()));
-    }
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const int v = *it;
-    const double k = static_cast<double>(kids[v].size());
-    double h = 0, b = 0, sp = 1, sc = k;
-    for (int c : kids[v]) {
-      h = std::max(h, height[c] + 1), b = std::max(b, below[c]);
-      sp = std::max(sp, sub_period[c]), sc = std::max(sc, sub_children[c]);
-      size[v] += size[c];
-    }
-    height[v] = h, below[v] = b + k, sub_period[v] = std::max(sp, k), sub_children[v] = sc;
-  }
-  TreeMeans m;
-  for (int v = 0; v < p; ++v) {
-    const double k = static_cast<double>(kids[v].size());
-    m.depth += depth[v], m.path_children += queued[v], m.period += period[v], m.children += k;
-    m.internal += k > 0 ? 1 : 0;
-    m.height += height[v], m.below += below[v], m.sub_period += sub_period[v];
-    m.sub_children += sub_children[v];
-    m.gathered += size[v] - 1;
-    if (v != 0) m.sent += size[v];
-  }
-  for (double* x : {&m.depth, &m.path_children, &m.period, &m.children, &m.internal, &m.height,
-                    &m.below, &m.sub_period, &m.sub_children, &m.gathered, &m.sent})
-    *x /= p;
-  m.non_root = (p - 1.0) / p;
-  m.root_height = height[0], m.root_below = below[0], m.root_sub_period = sub_period[0];
-  return m;
-}
-
-// Cached per (topology, parameter, P): building a tree of P ranks is O(P log P).
-const TreeMeans& tree_means(Topology t, int param, int p) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, int, int>, TreeMeans> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(static_cast<int>(t), param, p);
-  auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, summarise(build_children(t, param, p))).first;
-  return it->second;
-}
-
-// --- Node level: what crosses a node boundary (ranks_per_node Q; rank r on node r / Q) -------
-
-// Trees as coll_base_topo.c labels their ranks (root 0 unless said otherwise). The one-level
-// terms above need only each tree's shape; where its subtrees sit (neighbouring ranks or
-// strided ones) decides what crosses nodes.
+// Trees as coll_base_topo.c builds them: its rank labels (root 0 unless said otherwise) and each
+// rank's children in the order it serves them (sends to them in a bcast, posts their receives
+// in a reduce). The one-level terms need each tree's shape and that order; where its subtrees
+// sit (neighbouring ranks or strided ones) decides, at the node level, what crosses nodes.
 enum class Labelling {
-  chain,              // build_chain: chains of neighbouring ranks
+  chain,              // build_chain: chains of neighbouring ranks, the longest first
   level_binary,       // build_tree(2): rank v at level L has children v + 2^L and v + 2^(L+1)
-  binomial,           // build_bmtree: v + 2^j for every 2^j > v (strided subtrees)
-  in_order_binomial,  // build_in_order_bmtree: v + 2^j below v's lowest set bit
-  knomial,            // build_kmtree (radix 4): v + d 4^j below v's lowest radix power
+  binomial,           // build_bmtree: v + 2^j for every 2^j > v (strided subtrees, largest first)
+  in_order_binomial,  // build_in_order_bmtree: v + 2^j below v's lowest set bit, smallest first
+  knomial,            // build_kmtree (radix 4): v + d 4^j below v's lowest radix power, largest
+                      // first
   in_order_binary,    // build_in_order_bintree: root P - 1, subtrees of neighbouring ranks
 };
 
@@ -164,11 +56,21 @@ LabelledTree build_labelled(Labelling t, int param, int p) {
   tree.kids.resize(p);
   auto& kids = tree.kids;
   switch (t) {
-    case Labelling::chain:
-      kids = build_children(Topology::chain, param, p);
+    case Labelling::chain: {  // `param` chains of nearly equal length
+      const int f = std::min(std::clamp(param, 1, kMaxChainFanout), p - 1);
+      const int base = (p - 1) / f, extra = (p - 1) % f;
+      int next = 1;
+      for (int c = 0; c < f; ++c) {
+        int prev = 0;
+        for (int i = 0; i < base + (c < extra ? 1 : 0); ++i)
+          kids[prev].push_back(next), prev = next++;
+      }
       break;
+    }
     case Labelling::binomial:
-      kids = build_children(Topology::binomial, 2, p);
+      for (int v = 0; v < p; ++v)
+        for (long long mask = 1; v + mask < p; mask <<= 1)
+          if (mask > v) kids[v].push_back(static_cast<int>(v + mask));
       break;
     case Labelling::level_binary: {
       int level_start = 0;  // first rank of v's level; 2^L ranks per level
@@ -211,6 +113,90 @@ LabelledTree build_labelled(Labelling t, int param, int p) {
   }
   return tree;
 }
+
+// A tree of coll_base_topo.c, summarised by means over its ranks of what each rank's time in the
+// call counts (OSU reports the mean over ranks), in units of one segment:
+struct TreeMeans {
+  // Down the tree (bcast): rounds until a rank has its first segment; the sends ahead of it
+  // along its path: counted to its own in each parent's order (`path_sends`: the parent posts
+  // every child's send at once and a small one leaves in turn) and all of them (`path_bytes`:
+  // large ones are under way together and share the parent's bandwidth); the busiest of its
+  // ancestors and itself (the pipeline's period); its own children.
+  double depth = 0, path_sends = 0, path_bytes = 0, period = 0, children = 0;
+  double internal = 0;  // share of ranks with children
+  // Up the tree (reduce): levels below a rank; the receives on its critical path below (it
+  // posts its children's receives one at a time, in order, and takes each once that child has
+  // taken its own); the busiest rank of its subtree (max(1, ..) counting its own sends, and
+  // without).
+  double height = 0, below = 0, sub_period = 0, sub_children = 0;
+  double non_root = 0;  // (P - 1) / P
+  // Binomial gather: blocks a rank receives (its subtree but itself) and sends (its subtree).
+  double gathered = 0, sent = 0;
+  // The root's own (the critical path of a reduce, which every rank of an allreduce awaits).
+  double root_height = 0, root_below = 0, root_sub_period = 0;
+};
+
+TreeMeans summarise(const LabelledTree& tree) {
+  const auto& kids = tree.kids;
+  const int p = static_cast<int>(kids.size());
+  std::vector<int> order{tree.root};  // breadth first from the root
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (int c : kids[order[i]]) order.push_back(c);
+  std::vector<double> depth(p, 0), sends(p, 0), bytes(p, 0), period(p, 0), height(p, 0),
+      below(p, 0), sub_period(p, 0), sub_children(p, 0), size(p, 1);
+  period[tree.root] = static_cast<double>(kids[tree.root].size());
+  for (int v : order) {
+    const double k = static_cast<double>(kids[v].size());
+    double ahead = 0;  // v's sends up to and including c's
+    for (int c : kids[v]) {
+      depth[c] = depth[v] + 1;
+      sends[c] = sends[v] + ++ahead, bytes[c] = bytes[v] + k;
+      period[c] = std::max(period[v], static_cast<double>(kids[c].size()));
+    }
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int v = *it;
+    const double k = static_cast<double>(kids[v].size());
+    double h = 0, b = 0, sp = 1, sc = k;
+    for (int c : kids[v]) {
+      h = std::max(h, height[c] + 1), b = std::max(b, below[c]) + 1;
+      sp = std::max(sp, sub_period[c]), sc = std::max(sc, sub_children[c]);
+      size[v] += size[c];
+    }
+    height[v] = h, below[v] = b, sub_period[v] = std::max(sp, k), sub_children[v] = sc;
+  }
+  TreeMeans m;
+  for (int v = 0; v < p; ++v) {
+    const double k = static_cast<double>(kids[v].size());
+    m.depth += depth[v], m.path_sends += sends[v], m.path_bytes += bytes[v];
+    m.period += period[v], m.children += k;
+    m.internal += k > 0 ? 1 : 0;
+    m.height += height[v], m.below += below[v], m.sub_period += sub_period[v];
+    m.sub_children += sub_children[v];
+    m.gathered += size[v] - 1;
+    if (v != tree.root) m.sent += size[v];
+  }
+  for (double* x : {&m.depth, &m.path_sends, &m.path_bytes, &m.period, &m.children, &m.internal,
+                    &m.height, &m.below, &m.sub_period, &m.sub_children, &m.gathered, &m.sent})
+    *x /= p;
+  m.non_root = (p - 1.0) / p;
+  m.root_height = height[tree.root], m.root_below = below[tree.root];
+  m.root_sub_period = sub_period[tree.root];
+  return m;
+}
+
+// Cached per (labelling, parameter, P): building a tree of P ranks is O(P log P).
+const TreeMeans& tree_means(Labelling t, int param, int p) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, int, int>, TreeMeans> cache;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_tuple(static_cast<int>(t), param, p);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, summarise(build_labelled(t, param, p))).first;
+  return it->second;
+}
+
+// --- Node level: what crosses a node boundary (ranks_per_node Q; rank r on node r / Q) -------
 
 // What crosses nodes in a labelled tree, as means over its ranks. An edge crosses when its two
 // ranks are on different nodes; the edges of one tree level are under way together, so a
@@ -465,15 +451,17 @@ Segments segments_of(std::int64_t count, std::int64_t type, int segsize) {
 }
 
 // coll_base's generic tree bcast, pipelined: a rank's time is its first segment's arrival
-// (depth rounds; the sends queued ahead of it on its path), S - 1 periods of its busiest
-// ancestor, and its own forwarding; the mean over ranks.
+// (depth rounds; the sends ahead of it on its path: in turn for the per-message costs, all of
+// them for the bytes), S - 1 periods of its busiest ancestor, and its own forwarding; the mean
+// over ranks.
 CostTerms tree_bcast(const TreeMeans& t, const Segments& seg) {
-  const double sends = t.path_children + (seg.count - 1) * t.period + t.children;
-  return {sends, t.depth + (seg.count - 1) + t.internal, sends * seg.bytes, 0};
+  const double rest = (seg.count - 1) * t.period + t.children;
+  return {t.path_sends + rest, t.depth + (seg.count - 1) + t.internal,
+          (t.path_bytes + rest) * seg.bytes, 0};
 }
 
 // coll_base's generic tree reduce, pipelined: a rank's time is its subtree's (height rounds,
-// the receives on its busiest path below), S - 1 periods of its subtree's busiest rank, and its
+// the receives on its critical path below), S - 1 periods of its subtree's busiest rank, and its
 // own send; the mean over ranks, or the root's (`at_root`: what an allreduce waits for).
 CostTerms tree_reduce(const TreeMeans& t, const Segments& seg, bool at_root) {
   const double s1 = seg.count - 1;
@@ -503,9 +491,9 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
   const double bytes = static_cast<double>(n);
   const double l = ceil_log2(p);
   const bool nodes = node_level(p, q);
-  auto tree = [&](Topology t, Labelling labels, int param, std::int64_t count) {
+  auto tree = [&](Labelling labels, int param, std::int64_t count) {
     const Segments seg = segments_of(count, 1, c.segsize);
-    CostTerms terms = tree_bcast(tree_means(t, param, p), seg);
+    CostTerms terms = tree_bcast(tree_means(labels, param, p), seg);
     if (nodes)
       terms += crossings_down(tree_crossings(labels, param, p, q, false), seg.count, seg.bytes);
     return terms;
@@ -519,15 +507,15 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
     case 1:  // isends to every rank, then wait for all
       return linear();
     case 2:
-      return tree(Topology::chain, Labelling::chain, c.fanout, n);
+      return tree(Labelling::chain, c.fanout, n);
     case 3:
-      return tree(Topology::chain, Labelling::chain, 1, n);
+      return tree(Labelling::chain, 1, n);
     case 4: {  // halves down the two subtrees of a binary tree, then exchanged between twins
       const std::int64_t half0 = (n + 1) / 2, half1 = n - half0;
       const std::int64_t seg = c.segsize > 0 ? std::max(c.segsize, 1) : 0;
       if (half0 == 0 || half1 == 0 || seg > half0 || seg > half1)
-        return tree(Topology::chain, Labelling::chain, 1, n);  // its fallback
-      CostTerms t = tree(Topology::binary, Labelling::level_binary, 2, half0);
+        return tree(Labelling::chain, 1, n);  // its fallback
+      CostTerms t = tree(Labelling::level_binary, 2, half0);
       t += CostTerms{1, 1, static_cast<double>(half0), 0};
       if (nodes) {  // twins are neighbours (odd r, r + 1): the ranks whose twin is elsewhere
         double apart = 0;
@@ -537,11 +525,11 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
       return t;
     }
     case 5:
-      return tree(Topology::binary, Labelling::level_binary, 2, n);
+      return tree(Labelling::level_binary, 2, n);
     case 6:
-      return tree(Topology::binomial, Labelling::binomial, 2, n);
+      return tree(Labelling::binomial, 2, n);
     case 7:
-      return tree(Topology::knomial, Labelling::knomial, kKnomialRadix, n);
+      return tree(Labelling::knomial, kKnomialRadix, n);
     case 8: {  // binomial scatter, recursive-doubling allgather; linear below one byte per rank
       if (n < p) return linear();
       CostTerms t{2 * l, 2 * l, 2 * bytes * (p - 1) / p, 0};
@@ -576,9 +564,9 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
   const std::int64_t count = std::max<std::int64_t>(1, n / 4);  // MPI_FLOAT
   const double bytes = static_cast<double>(count * 4);
   const bool nodes = node_level(p, q);
-  auto tree = [&](Topology t, Labelling labels, int param) {
+  auto tree = [&](Labelling labels, int param) {
     const Segments seg = segments_of(count, 4, c.segsize);
-    CostTerms terms = tree_reduce(tree_means(t, param, p), seg, at_root);
+    CostTerms terms = tree_reduce(tree_means(labels, param, p), seg, at_root);
     if (nodes)
       terms +=
           crossings_up(tree_crossings(labels, param, p, q, false), seg.count, seg.bytes, at_root);
@@ -598,15 +586,15 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
     case 1:
       return linear();
     case 2:
-      return tree(Topology::chain, Labelling::chain, c.fanout);
+      return tree(Labelling::chain, c.fanout);
     case 3:
-      return tree(Topology::chain, Labelling::chain, 1);
+      return tree(Labelling::chain, 1);
     case 4:
-      return tree(Topology::binary, Labelling::level_binary, 2);
+      return tree(Labelling::level_binary, 2);
     case 5:
-      return tree(Topology::binomial, Labelling::in_order_binomial, 2);
+      return tree(Labelling::in_order_binomial, 2);
     case 6: {  // rooted at P - 1, whose result then goes to the root
-      CostTerms t = tree(Topology::binary, Labelling::in_order_binary, 2);
+      CostTerms t = tree(Labelling::in_order_binary, 2);
       t += at_root ? CostTerms{1, 1, bytes, 0} : CostTerms{2.0 / p, 2.0 / p, 2 * bytes / p, 0};
       if (nodes && (p - 1) / q != 0) {
         const double share = at_root ? 1.0 : 2.0 / p;
@@ -730,7 +718,7 @@ std::optional<CostTerms> gather_terms(int id, int p, std::int64_t n, int q) {
     }
     case 2: {  // binomial: a rank receives its children's blocks one child after the other,
                // then sends its subtree's blocks up (the in-order tree: subtrees of neighbours)
-      const TreeMeans& t = tree_means(Topology::binomial, 2, p);
+      const TreeMeans& t = tree_means(Labelling::in_order_binomial, 2, p);
       const double steps = t.children + t.non_root;
       CostTerms terms{steps, steps, (t.gathered + t.sent) * bytes, 0};
       if (nodes) {

@@ -19,11 +19,15 @@
 //    non-blocking sends (or receives) of s bytes at once pays one latency and k x s bytes;
 //    blocking operations in sequence (the linear reduce's and gather's receives) pay one
 //    latency each, and a send is done when its receiver has taken it. Trees are built as
-//    coll_base_topo.c builds them (chain with its fan-out, binary, binomial, k-nomial of radix 4;
-//    the in-order trees by the shape of their plain twins), and each rank's time follows the
-//    generic tree bcast / reduce with segment pipelining: its first segment's path (depth,
-//    the sends queued ahead of it) or its subtree's (height, the receives below it), S - 1
-//    periods of the busiest rank it waits on, and its own sends. Linear algorithms: rank i is
+//    coll_base_topo.c builds them (chain with its fan-out, binary, binomial, k-nomial of radix 4,
+//    the in-order binomial and binary trees), each rank serving its children in coll_base's
+//    order, and each rank's time follows the generic tree bcast / reduce with segment
+//    pipelining: its first segment's path (depth; the sends ahead of it: a parent posts all
+//    its sends at once, so the per-message costs count those up to its own, in turn, and the
+//    bytes all of them, which share the parent's bandwidth) or its subtree's (height; the
+//    receives on its critical path: a parent takes its children's messages one at a time in
+//    the order it posted them, each once that child has its own), S - 1 periods of the
+//    busiest rank it waits on, and its own sends. Linear algorithms: rank i is
 //    done when the root has handled i messages (the mean over ranks: (P - 1)(P + 2) / (2P)).
 //    Algorithms every rank ends together (allreduce, scatter-allgather bcasts) count their
 //    common critical path; an allreduce made of a reduce and a bcast counts the reduce's root.

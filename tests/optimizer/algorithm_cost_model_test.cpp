@@ -73,6 +73,28 @@ TEST(AlgorithmCostModel, SegmentsPipelineDownAChain) {
   EXPECT_DOUBLE_EQ(rseg->reduced, (31.5 + 127 * 63.0 / 64) * 8192);
 }
 
+TEST(AlgorithmCostModel, ATreeServesItsChildrenInOpenMpisOrder) {
+  // Binomial bcast on 8 ranks (build_bmtree: 0 -> 1, 2, 4; 1 -> 3, 5; 2 -> 6; 3 -> 7; largest
+  // subtree first), one segment of 1 byte. A parent posts all its sends at once and they leave
+  // in turn: rank 4 waits for 3 of them, 2 for 2, 1 for 1; along the paths 1 2 3 | 2 3 3 3,
+  // 17 / 8 per rank, plus its own children (7 / 8): 3 messages. The bytes are shared: every
+  // child waits for all its parent's (3 3 3 | 5 5 4 6, 29 / 8, plus 7 / 8).
+  const auto bcast = algorithm_cost_terms(Collective::bcast, {6, 0, 0}, 8, 1);
+  ASSERT_TRUE(bcast);
+  EXPECT_DOUBLE_EQ(bcast->messages, 3.0);
+  EXPECT_DOUBLE_EQ(bcast->bytes, 4.5);
+  EXPECT_DOUBLE_EQ(bcast->rounds, 1.5 + 0.5);  // depth, and a send for each parent
+  // In-order binomial reduce on 8 ranks (0 <- 1, 2, 4; 2 <- 3; 4 <- 5, 6; 6 <- 7; smallest
+  // subtree first): a parent takes its children's messages one at a time in that order, each
+  // once the child has its own, so rank 4 is done after 2 receives (5, then 6 which had 7),
+  // not 1 + 2, and the root after 3, not 1 + 2 + 3 (the receives on each rank's critical path:
+  // 3 0 1 0 2 0 1 0, 7 / 8), plus its own send (7 / 8).
+  const auto reduce = algorithm_cost_terms(Collective::reduce, {5, 0, 0}, 8, 4);
+  ASSERT_TRUE(reduce);
+  EXPECT_DOUBLE_EQ(reduce->messages, 1.75);
+  EXPECT_DOUBLE_EQ(reduce->reduced, 7.0 / 8 * 4);
+}
+
 TEST(AlgorithmCostModel, TheDefaultIsTheFixedDecisionAndFallbacksAreWhatRuns) {
   for (Collective c :
        {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::gather})
@@ -109,14 +131,15 @@ TEST(AlgorithmCostModel, TheDefaultIsTheFixedDecisionAndFallbacksAreWhatRuns) {
 
 TEST(AlgorithmCostModel, FitsTheMachineCoefficientsFromObservedLatencies) {
   // Latencies made by known coefficients (3x the typical latency, half its bandwidth): the
-  // fit finds them from a few configurations; with nothing observed it returns the prior.
+  // fit finds them from a few configurations; with nothing observed it returns the prior. (The
+  // binary tree is the one among them whose critical path has more receives than rounds.)
   MachineCoefficients truth;
   truth.per_message_us = 0.2;
   truth.per_round_us = 4.0;
   truth.per_byte_us = 2e-4;
   truth.per_reduced_byte_us = 1e-4;
   std::vector<CostObservation> obs;
-  for (int id : {1, 3, 5, 7})
+  for (int id : {1, 3, 4, 5, 7})
     for (int p : {2, 16, 256})
       for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
         const auto t = *algorithm_cost_terms(Collective::reduce, {id, 0, 0}, p, n);
