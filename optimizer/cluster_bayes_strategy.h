@@ -88,8 +88,8 @@
 // max_fit_rows (60), design_budget_fraction (1/3), batch_price_quantile (0.9, 0 or in (0, 1]),
 // blind_price_factor (3, >= 1), default_alias (true), cost_model_prices
 // (true), calibrate_algorithms (true), cost_model_mean (false: the cost model in the search's
-// own surrogate too; tried, not kept, docs/whole-cluster.md), cost_model_nodes (false: the cost
-// model's node level in the prices; measured, not adopted, docs/whole-cluster.md).
+// own surrogate too; tried, not kept, docs/whole-cluster.md), cost_model_nodes (true: the cost
+// model's node level in the prices, docs/whole-cluster.md "The node level").
 #pragma once
 
 #include <limits>
@@ -136,9 +136,9 @@ struct ClusterBayesSettings {
   bool cost_model_mean = false;
   // The cost model with its node level at sizes that span several nodes (ClusterSize::nodes,
   // ::ppn; ranks in order on the nodes): what crosses a node and shares its NIC costs more. It
-  // describes the simulated and recorded landscapes better, but the campaigns priced with it
-  // did not do better (docs/whole-cluster.md "The node level"); false = one level everywhere.
-  bool cost_model_nodes = false;
+  // describes the simulated and recorded landscapes better (docs/whole-cluster.md "The node
+  // level"); false = one level everywhere.
+  bool cost_model_nodes = true;
   bool default_alias = true;  // the default's runs at P are runs of its alias (Open MPI's decision)
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys

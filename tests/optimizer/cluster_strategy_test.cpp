@@ -789,11 +789,11 @@ TEST(ClusterStrategy, PricesALinearReduceAtTheLargestSizeBeforeItEverRanThere) {
   EXPECT_NEAR(blind_tree / truth_tree, 1, 0.25);
 }
 
-TEST(ClusterStrategy, PricesWithTheNodeLevelOnlyWhenAsked) {
+TEST(ClusterStrategy, PricesWithTheNodeLevelUnlessToldNot) {
   // Before any run, prices are the cost model's. With cost_model_nodes, a size on several nodes
   // (1024 ranks on 8 nodes of 128) prices the level-order binary reduce, whose edges stride
   // across nodes, dearer against the in-order binomial one than the one-level model does; a
-  // size on one node (64 ranks) is priced the same either way. Off is the default.
+  // size on one node (64 ranks) is priced the same either way. On is the default.
   const TuningConfig binary{4, 0, 0}, binomial{5, 0, 0};
   auto prices = [&](std::optional<bool> nodes, int p) {
     auto o = reduce_options(3);
@@ -805,7 +805,7 @@ TEST(ClusterStrategy, PricesWithTheNodeLevelOnlyWhenAsked) {
   const auto [one_binary, one_binomial] = prices(false, 1024);
   const auto [node_binary, node_binomial] = prices(true, 1024);
   EXPECT_GT(node_binary / node_binomial, 1.5 * one_binary / one_binomial);
-  EXPECT_EQ(prices(std::nullopt, 1024), prices(false, 1024));
+  EXPECT_EQ(prices(std::nullopt, 1024), prices(true, 1024));
   EXPECT_EQ(prices(true, 64), prices(false, 64));
 }
 
@@ -813,14 +813,15 @@ TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLarg
   // The in-order binary tree (4) runs 6x what the hand-written landscape says for it (an
   // implementation detail no cost model has), observed at 2-256 ranks and not at 1024. The
   // pricing surrogate's residual for it decays with the distance in log2 P; calibrated per
-  // algorithm, the cost model it falls back to already carries the factor.
+  // algorithm, the cost model it falls back to already carries the factor. (The landscape has
+  // no node level, so neither has the model here.)
   const TuningConfig slow_tree{4, 0, 0};
   const ReduceTruth truth = [&](const TuningConfig& c, int p, std::int64_t m) {
     return reduce_truth(c, p, m) * (c == slow_tree ? 6.0 : 1.0);
   };
   auto price_at_top = [&](bool calibrate) {
     auto o = reduce_options(3);
-    o.settings = {{"calibrate_algorithms", calibrate}};
+    o.settings = {{"calibrate_algorithms", calibrate}, {"cost_model_nodes", false}};
     auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
     Rng rng(9);
     auto observe = [&](int p, const TuningConfig& c) {
