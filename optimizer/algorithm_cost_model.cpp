@@ -216,7 +216,11 @@ struct TreeCrossings {
   double gather_cross = 0, gather_load = 0;
 };
 
-TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_weights) {
+// `within`: the same for the edges within a node instead (both ranks on one node), which wait
+// for the level's other edges within that node (its memory system): the loads are then those of
+// the node memory's shared_bytes, the counts of edges unused.
+TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_weights,
+                                  bool within) {
   const int p = static_cast<int>(tree.kids.size());
   const auto& kids = tree.kids;
   std::vector<int> order{tree.root}, depth(p, 0), parent(p, -1);
@@ -226,7 +230,7 @@ TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_
   std::vector<double> size(p, 1);
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     if (parent[*it] >= 0) size[parent[*it]] += size[*it];
-  auto crosses = [&](int c) { return parent[c] >= 0 && parent[c] / q != c / q; };
+  auto crosses = [&](int c) { return parent[c] >= 0 && (parent[c] / q != c / q) != within; };
   auto weight = [&](int c) { return subtree_weights ? size[c] : 1.0; };
   // (level, node) -> the weights of the level's crossing edges leaving / entering the node.
   std::map<std::pair<int, int>, double> out, in;
@@ -268,15 +272,18 @@ TreeCrossings summarise_crossings(const LabelledTree& tree, int q, bool subtree_
   return m;
 }
 
-// Cached per (labelling, parameter, P, Q, weights).
-const TreeCrossings& tree_crossings(Labelling t, int param, int p, int q, bool subtree_weights) {
+// Cached per (labelling, parameter, P, Q, weights, within).
+const TreeCrossings& tree_crossings(Labelling t, int param, int p, int q, bool subtree_weights,
+                                    bool within = false) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, int, int, bool>, TreeCrossings> cache;
+  static std::map<std::tuple<int, int, int, int, bool, bool>, TreeCrossings> cache;
   const std::lock_guard<std::mutex> lock(mutex);
-  const auto key = std::make_tuple(static_cast<int>(t), param, p, q, subtree_weights);
+  const auto key = std::make_tuple(static_cast<int>(t), param, p, q, subtree_weights, within);
   auto it = cache.find(key);
   if (it == cache.end())
-    it = cache.emplace(key, summarise_crossings(build_labelled(t, param, p), q, subtree_weights))
+    it = cache
+             .emplace(key,
+                      summarise_crossings(build_labelled(t, param, p), q, subtree_weights, within))
              .first;
   return it->second;
 }
@@ -297,18 +304,22 @@ CostTerms crossing(double rounds, double bytes) {
 struct StepCrossing {
   double crosses = 0;  // 0 or 1
   double peak = 0;     // crossing messages through the busiest NIC
+  double within = 0;   // messages within the busiest node (node memory)
   double queued() const { return std::max(0.0, peak - 1); }
+  double shared() const { return std::max(0.0, within - 1); }  // ahead of the last of those
 };
 
 StepCrossing step_crossing(const std::vector<std::pair<int, int>>& sends, int q) {
   int nodes = 0;
   for (const auto& [from, to] : sends) nodes = std::max({nodes, from / q + 1, to / q + 1});
-  std::vector<double> out(nodes, 0), in(nodes, 0);
+  std::vector<double> out(nodes, 0), in(nodes, 0), on(nodes, 0);
   StepCrossing s;
   for (const auto& [from, to] : sends)
     if (from / q != to / q) {
       s.crosses = 1;
       s.peak = std::max({s.peak, ++out[from / q], ++in[to / q]});
+    } else {
+      s.within = std::max(s.within, ++on[from / q]);
     }
   return s;
 }
@@ -354,12 +365,14 @@ struct Schedule {
   void add(std::vector<std::pair<int, int>> sends, double amount) {
     steps.push_back(std::move(sends)), bytes.push_back(amount);
   }
-  // The crossing terms of its steps, step i moving bytes[i] per message.
-  CostTerms crossings(int q) const {
+  // The crossing terms of its steps (`nodes`: more than one node), step i moving bytes[i] per
+  // message, and the node memory's.
+  CostTerms crossings(int q, bool nodes = true) const {
     CostTerms t;
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const StepCrossing s = step_crossing(steps[i], q);
-      t += crossing(s.crosses, s.queued() * bytes[i]);
+      if (nodes) t += crossing(s.crosses, s.queued() * bytes[i]);
+      t.shared_bytes += s.shared() * bytes[i];
     }
     return t;
   }
@@ -415,6 +428,13 @@ void add_block_doubling(Schedule& s, int p, double block) {
 }
 
 bool node_level(int p, int q) { return q > 0 && q < p; }
+
+// The node memory's terms of a tree, from its crossings summarised `within` (their loads).
+CostTerms shared(const CostTerms& within) {
+  CostTerms t;
+  t.shared_bytes = within.inter_bytes;
+  return t;
+}
 
 // A linear algorithm at root 0 (one message from or to every other rank, one after the other
 // through the root's port): the messages of ranks q.. cross. Rank i is done when the root has
@@ -496,6 +516,9 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
     CostTerms terms = tree_bcast(tree_means(labels, param, p), seg);
     if (nodes)
       terms += crossings_down(tree_crossings(labels, param, p, q, false), seg.count, seg.bytes);
+    if (q > 0)
+      terms += shared(
+          crossings_down(tree_crossings(labels, param, p, q, false, true), seg.count, seg.bytes));
     return terms;
   };
   auto linear = [&] {
@@ -522,6 +545,12 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
         for (int r = 1; r + 1 < p; r += 2) apart += r / q != (r + 1) / q ? 2 : 0;
         t += crossing(apart / p, 0.0);  // one message per NIC: none waits
       }
+      if (q > 0) {  // the twins of a node exchange at once
+        std::vector<std::pair<int, int>> swaps;
+        for (int r = 1; r + 1 < p; r += 2)
+          swaps.emplace_back(r, r + 1), swaps.emplace_back(r + 1, r);
+        t.shared_bytes += step_crossing(swaps, q).shared() * static_cast<double>(half0);
+      }
       return t;
     }
     case 5:
@@ -533,23 +562,25 @@ std::optional<CostTerms> bcast_terms(int id, const TuningConfig& c, int p, std::
     case 8: {  // binomial scatter, recursive-doubling allgather; linear below one byte per rank
       if (n < p) return linear();
       CostTerms t{2 * l, 2 * l, 2 * bytes * (p - 1) / p, 0};
-      if (nodes) {
+      if (q > 0) {
         Schedule s;
         add_binomial_scatter(s, p, bytes / p);
         add_block_doubling(s, p, bytes / p);
-        t += s.crossings(q);
+        t += s.crossings(q, nodes);
       }
       return t;
     }
     case 9: {  // binomial scatter, ring allgather
       if (n < p) return linear();
       CostTerms t{l + p - 1, l + p - 1, bytes * (p - 1) / p + (p - 1) * std::ceil(bytes / p), 0};
-      if (nodes) {
+      if (q > 0) {
         Schedule s;
         add_binomial_scatter(s, p, bytes / p);
-        t += s.crossings(q);
+        t += s.crossings(q, nodes);
         const StepCrossing ring = step_crossing(ring_step(p), q);
-        t += crossing((p - 1) * ring.crosses, (p - 1) * ring.queued() * std::ceil(bytes / p));
+        if (nodes)
+          t += crossing((p - 1) * ring.crosses, (p - 1) * ring.queued() * std::ceil(bytes / p));
+        t.shared_bytes += (p - 1) * ring.shared() * std::ceil(bytes / p);
       }
       return t;
     }
@@ -570,6 +601,9 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
     if (nodes)
       terms +=
           crossings_up(tree_crossings(labels, param, p, q, false), seg.count, seg.bytes, at_root);
+    if (q > 0)
+      terms += shared(crossings_up(tree_crossings(labels, param, p, q, false, true), seg.count,
+                                   seg.bytes, at_root));
     return terms;
   };
   auto linear = [&] {  // the root receives and reduces rank by rank, blocking
@@ -608,11 +642,11 @@ std::optional<CostTerms> reduce_terms(int id, const TuningConfig& c, int p, std:
       const double k = floor_log2(p), share = bytes * (1 - 1.0 / pof2);
       CostTerms t{2 * k, 2 * k, 2 * share, share};
       if (p > pof2) t += CostTerms{2, 2, bytes, bytes / 2};  // the extra ranks fold in first
-      if (nodes) {
+      if (q > 0) {
         Schedule s;
         add_halving(s, p, bytes, 0);
         add_binomial_gather(s, p, bytes, 0);
-        t += s.crossings(q);
+        t += s.crossings(q, nodes);
       }
       return t;
     }
@@ -632,17 +666,20 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
   // none waits at a NIC: crossing rounds only).
   auto ring_crossings = [&](double steps, double step_bytes) {
     const StepCrossing x = step_crossing(ring_step(p), q);
-    return crossing(steps * x.crosses, steps * x.queued() * step_bytes);
+    CostTerms t =
+        nodes ? crossing(steps * x.crosses, steps * x.queued() * step_bytes) : CostTerms{};
+    t.shared_bytes = steps * x.shared() * step_bytes;
+    return t;
   };
   auto recursive_doubling = [&] {
     CostTerms t{k, k, k * bytes, k * bytes};
     if (p > pof2) t += CostTerms{2, 2, 2 * bytes, bytes};
-    if (nodes) {
+    if (q > 0) {
       Schedule s;  // every step the whole vector
       if (p > pof2) s.add(fold_step(p, 1), bytes);
       for (int mask = 1; mask < pof2; mask <<= 1) s.add(exchange_step(p, mask, 1), bytes);
       if (p > pof2) s.add(fold_step(p, 1, true), bytes);
-      t += s.crossings(q);
+      t += s.crossings(q, nodes);
     }
     return t;
   };
@@ -650,7 +687,7 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
     if (count < p) return recursive_doubling();
     const double block = std::ceil(static_cast<double>(count) / p) * 4;
     CostTerms t{2.0 * (p - 1), 2.0 * (p - 1), 2.0 * (p - 1) * block, (p - 1) * block};
-    if (nodes) t += ring_crossings(2.0 * (p - 1), block);
+    if (q > 0) t += ring_crossings(2.0 * (p - 1), block);
     return t;
   };
   // A reduce to the root (every rank waits for its end) and a bcast from it.
@@ -683,9 +720,10 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
       const double block = std::ceil(static_cast<double>(count) / p) * 4;
       const double steps = static_cast<double>(phases + 1) * (p - 1);
       CostTerms t{steps, steps, 2.0 * (p - 1) * block, (p - 1) * block};
-      if (nodes) {  // every step crosses; the bytes are those of the whole ring
+      if (q > 0) {  // every step crosses; the bytes are those of the whole ring
         const StepCrossing x = step_crossing(ring_step(p), q);
-        t += crossing(steps * x.crosses, 2.0 * (p - 1) * x.queued() * block);
+        if (nodes) t += crossing(steps * x.crosses, 2.0 * (p - 1) * x.queued() * block);
+        t.shared_bytes += 2.0 * (p - 1) * x.shared() * block;
       }
       return t;
     }
@@ -694,11 +732,11 @@ std::optional<CostTerms> allreduce_terms(int id, const TuningConfig& c, int p, s
       const double share = bytes * (1 - 1.0 / pof2);
       CostTerms t{2 * k, 2 * k, 2 * share, share};
       if (p > pof2) t += CostTerms{3, 3, 2 * bytes, bytes / 2};
-      if (nodes) {
+      if (q > 0) {
         Schedule s;
         add_halving(s, p, bytes, 0);
         add_doubling(s, p, bytes, 0);
-        t += s.crossings(q);
+        t += s.crossings(q, nodes);
       }
       return t;
     }
@@ -725,6 +763,9 @@ std::optional<CostTerms> gather_terms(int id, int p, std::int64_t n, int q) {
         const TreeCrossings& x = tree_crossings(Labelling::in_order_binomial, 2, p, q, true);
         terms += crossing(x.gather_cross, x.gather_load * bytes);
       }
+      if (q > 0)
+        terms.shared_bytes +=
+            tree_crossings(Labelling::in_order_binomial, 2, p, q, true, true).gather_load * bytes;
       return terms;
     }
     case 3: {  // per rank in turn: a zero-byte go and the first segment (the rest overlaps, but
@@ -778,8 +819,9 @@ std::optional<CostTerms> algorithm_cost_terms(Collective collective, const Tunin
 double modelled_latency_us(const CostTerms& t, const MachineCoefficients& m) {
   const double one_level = t.messages * m.per_message_us + t.rounds * m.per_round_us +
                            t.bytes * m.per_byte_us + t.reduced * m.per_reduced_byte_us;
-  if (t.inter_rounds == 0 && t.inter_bytes == 0) return one_level;
-  return one_level + t.inter_rounds * m.per_inter_round_us + t.inter_bytes * m.per_inter_byte_us;
+  if (t.inter_rounds == 0 && t.inter_bytes == 0 && t.shared_bytes == 0) return one_level;
+  return one_level + t.inter_rounds * m.per_inter_round_us + t.inter_bytes * m.per_inter_byte_us +
+         t.shared_bytes * m.per_shared_byte_us;
 }
 
 MachineCoefficients typical_machine_coefficients() {
@@ -790,6 +832,7 @@ MachineCoefficients typical_machine_coefficients() {
   m.per_reduced_byte_us = 2e-4;  // 5 GB/s of float sums
   m.per_inter_round_us = 1.0;    // a message between nodes: 1 µs more
   m.per_inter_byte_us = 1e-4;    // and 10 GB/s more
+  m.per_shared_byte_us = 2e-5;   // a node's memory: 50 GB/s for all its cores' copies
   return m;
 }
 
@@ -797,40 +840,40 @@ namespace {
 
 using Term = double CostTerms::*;
 using Coefficient = double MachineCoefficients::*;
-constexpr std::array<std::pair<Term, Coefficient>, 6> kTerms{{
+constexpr std::array<std::pair<Term, Coefficient>, 7> kTerms{{
     {&CostTerms::messages, &MachineCoefficients::per_message_us},
     {&CostTerms::rounds, &MachineCoefficients::per_round_us},
     {&CostTerms::bytes, &MachineCoefficients::per_byte_us},
     {&CostTerms::reduced, &MachineCoefficients::per_reduced_byte_us},
     {&CostTerms::inter_rounds, &MachineCoefficients::per_inter_round_us},
     {&CostTerms::inter_bytes, &MachineCoefficients::per_inter_byte_us},
+    {&CostTerms::shared_bytes, &MachineCoefficients::per_shared_byte_us},
 }};
 
-// The fit over the first N of kTerms (4: one level; 6: with the crossing terms).
-template <int N>
-MachineCoefficients fit_first_terms(const std::vector<CostObservation>& observations,
-                                    const MachineCoefficients& prior, double prior_weight) {
-  using Vector = Eigen::Matrix<double, N, 1>;
-  std::array<double, N> scale{};
-  for (int j = 0; j < N; ++j) scale[j] = prior.*kTerms[j].second;
-  for (double s : scale)
-    if (!(s > 0)) return prior;  // the prior fixes the units; without it there is no fit
+// The fit over the terms of kTerms listed in `active` (the others stay at the prior).
+MachineCoefficients fit_terms(const std::vector<CostObservation>& observations,
+                              const MachineCoefficients& prior, double prior_weight,
+                              const std::vector<int>& active) {
+  const int n = static_cast<int>(active.size());
+  Eigen::VectorXd scale(n);
+  for (int j = 0; j < n; ++j) scale[j] = prior.*kTerms[active[j]].second;
+  if (!(scale.array() > 0).all()) return prior;  // the prior fixes the units; else no fit
   // Rows: the terms in units of the prior's coefficients; the unknowns are the log ratios
   // u_j = log(coefficient_j / prior_j), so every coefficient stays positive.
-  std::vector<Vector> x;
+  std::vector<Eigen::VectorXd> x;
   std::vector<double> log_y;
   for (const auto& o : observations) {
     if (!(std::isfinite(o.latency_us) && o.latency_us > 0)) continue;
-    Vector row;
-    for (int j = 0; j < N; ++j) row[j] = o.terms.*kTerms[j].first * scale[j];
+    Eigen::VectorXd row(n);
+    for (int j = 0; j < n; ++j) row[j] = o.terms.*kTerms[active[j]].first * scale[j];
     if (!(row.sum() > 0)) continue;
-    x.push_back(row);
+    x.push_back(std::move(row));
     log_y.push_back(std::log(o.latency_us));
   }
   const double lambda = std::max(prior_weight, 0.0);
   // sum over cells of (log modelled - log observed)^2 + lambda |u|^2, with its gradient.
   auto objective = [&](const Eigen::VectorXd& u, Eigen::VectorXd& grad) -> double {
-    const Vector theta = u.array().exp();
+    const Eigen::VectorXd theta = u.array().exp();
     double f = lambda * u.squaredNorm();
     grad = 2 * lambda * u;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -841,19 +884,19 @@ MachineCoefficients fit_first_terms(const std::vector<CostObservation>& observat
     }
     return f;
   };
-  Eigen::VectorXd u = Eigen::VectorXd::Zero(N);
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(n);
   if (!x.empty()) {
     LbfgsbSettings settings;
     settings.max_iterations = 200;
     settings.epsilon = 1e-8;
     settings.epsilon_rel = 1e-8;
     settings.max_linesearch = 40;
-    minimize_within_bounds(objective, u, Eigen::VectorXd::Constant(N, -25.0),
-                           Eigen::VectorXd::Constant(N, 25.0), settings);
+    minimize_within_bounds(objective, u, Eigen::VectorXd::Constant(n, -25.0),
+                           Eigen::VectorXd::Constant(n, 25.0), settings);
     if (!u.allFinite()) u.setZero();
   }
   MachineCoefficients m = prior;
-  for (int j = 0; j < N; ++j) m.*kTerms[j].second = std::exp(u[j]) * scale[j];
+  for (int j = 0; j < n; ++j) m.*kTerms[active[j]].second = std::exp(u[j]) * scale[j];
   return m;
 }
 
@@ -862,13 +905,14 @@ MachineCoefficients fit_first_terms(const std::vector<CostObservation>& observat
 MachineCoefficients fit_machine_coefficients(const std::vector<CostObservation>& observations,
                                              const MachineCoefficients& prior,
                                              double prior_weight) {
-  // The crossing coefficients only where an observation has their terms: without, this is the
-  // one-level fit, to the digit, and they stay at the prior.
-  const bool crossing = std::any_of(observations.begin(), observations.end(), [](const auto& o) {
-    return o.terms.inter_rounds > 0 || o.terms.inter_bytes > 0;
-  });
-  return crossing ? fit_first_terms<6>(observations, prior, prior_weight)
-                  : fit_first_terms<4>(observations, prior, prior_weight);
+  // The crossing coefficients only where an observation has their terms, the node memory's
+  // likewise: without, this is the one-level fit, to the digit, and they stay at the prior.
+  auto any = [&](auto has) { return std::any_of(observations.begin(), observations.end(), has); };
+  std::vector<int> active{0, 1, 2, 3};
+  if (any([](const auto& o) { return o.terms.inter_rounds > 0 || o.terms.inter_bytes > 0; }))
+    active.insert(active.end(), {4, 5});
+  if (any([](const auto& o) { return o.terms.shared_bytes > 0; })) active.push_back(6);
+  return fit_terms(observations, prior, prior_weight, active);
 }
 
 AlgorithmCalibration::AlgorithmCalibration(const std::vector<Cell>& cells) {

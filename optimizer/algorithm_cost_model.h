@@ -38,7 +38,7 @@
 //    the algorithm that really runs.
 //  - The terms are counts of this model, not of the machine: no eager protocol (a small send is
 //    done when received, as a large one), no contention between ranks (but, at the node
-//    level below, at a node's NIC).
+//    level below, at a node's NIC and in its memory).
 //    They give the shape of a configuration's cost in P, message and segment size; its scale
 //    comes from the machine coefficients, and what the shape misses (bench/README.md
 //    "Whole-cluster", the cost model's check) is left to the surrogate that uses it.
@@ -57,12 +57,21 @@
 //    all end together count, per step of their schedule (ring, recursive doubling and halving,
 //    binomial scatter), whether any pair crosses and the busiest NIC. Q = 0 (or Q >= P): one
 //    level, the inter terms 0, the other terms exactly as without it.
+//  - Node memory (Q > 0; Q >= P: every rank on one node): a message between two ranks of one
+//    node moves through that node's memory system, which the node's other such messages of
+//    the same step share (a node's cores copy far more together than one core alone, but not
+//    Q times more):
+//      shared_bytes  bytes the other messages of its step move within its node, for the
+//                    messages on a rank's path, as inter_bytes counts them at a NIC (the
+//                    busiest node of a schedule's step, less its own message).
+//    A linear algorithm's messages pass the root one after the other (none shared). Q = 0:
+//    shared_bytes 0.
 //  - MachineCoefficients: microseconds per message, per round, per byte sent, per byte
-//    reduced, per crossing round and per crossing byte; latency = their dot product with the
-//    terms. fit_machine_coefficients() finds them from observed latencies (least squares on log
-//    latency, positive, pulled weakly toward typical_machine_coefficients() so that it is
-//    defined from one observation; a coefficient whose term no observation has is not fitted
-//    and stays at the prior).
+//    reduced, per crossing round, per crossing byte and per byte shared in a node's memory;
+//    latency = their dot product with the terms. fit_machine_coefficients() finds them from
+//    observed latencies (least squares on log latency, positive, pulled weakly toward
+//    typical_machine_coefficients() so that it is defined from one observation; a coefficient
+//    whose term no observation has is not fitted and stays at the prior).
 //  - Pure functions (trees and their crossings are cached behind a mutex); nullopt for a
 //    collective without a model, an algorithm id it does not know, P < 2 or a size < 1.
 #pragma once
@@ -84,10 +93,12 @@ struct CostTerms {
   double reduced = 0;
   double inter_rounds = 0;  // node level only (see the contract above)
   double inter_bytes = 0;
+  double shared_bytes = 0;  // the node's memory (see the contract above)
 
   CostTerms& operator+=(const CostTerms& o) {
     messages += o.messages, rounds += o.rounds, bytes += o.bytes, reduced += o.reduced;
     inter_rounds += o.inter_rounds, inter_bytes += o.inter_bytes;
+    shared_bytes += o.shared_bytes;
     return *this;
   }
 };
@@ -99,6 +110,7 @@ struct MachineCoefficients {
   double per_reduced_byte_us = 0;
   double per_inter_round_us = 0;  // what a message crossing nodes costs on top
   double per_inter_byte_us = 0;
+  double per_shared_byte_us = 0;  // a byte another message moves through the node's memory
 };
 
 // True for the collectives algorithm_cost_terms() models (bcast, reduce, allreduce, gather).
@@ -113,9 +125,9 @@ std::optional<CostTerms> algorithm_cost_terms(Collective collective, const Tunin
 double modelled_latency_us(const CostTerms& terms, const MachineCoefficients& machine);
 
 // Typical values of a cluster (about 0.5 µs per message, 1.5 µs per round, 10 GB/s, 5 GB/s of
-// reduction; crossing nodes 1 µs and 10 GB/s more): the prior of fit_machine_coefficients() and the
-// coefficients before anything was observed. Only their ratios matter where prices are anchored to
-// a known run cost.
+// reduction; crossing nodes 1 µs and 10 GB/s more; 50 GB/s of a node's memory for all its copies):
+// the prior of fit_machine_coefficients() and the coefficients before anything was observed. Only
+// their ratios matter where prices are anchored to a known run cost.
 MachineCoefficients typical_machine_coefficients();
 
 struct CostObservation {

@@ -56,6 +56,8 @@ ClusterBayesSettings ClusterBayesSettings::from_json(const nlohmann::json& j) {
       s.cost_model_mean = value.get<bool>();
     } else if (key == "cost_model_nodes") {
       s.cost_model_nodes = value.get<bool>();
+    } else if (key == "cost_model_memory") {
+      s.cost_model_memory = value.get<bool>();
     } else if (key == "default_alias") {
       s.default_alias = value.get<bool>();
     } else if (key == "calibrate_algorithms") {
@@ -152,7 +154,15 @@ int ClusterBayesStrategy::ranks_per_node(int comm_size) const {
   for (const auto& s : options_.sizes)
     if (s.comm_size == comm_size && s.nodes > 1)
       return s.ppn > 0 ? s.ppn : (comm_size + s.nodes - 1) / s.nodes;
-  return 0;
+  return settings_.cost_model_memory ? comm_size : 0;
+}
+
+std::optional<CostTerms> ClusterBayesStrategy::cost_terms(const TuningConfig& config, int comm_size,
+                                                          std::int64_t msg_size) const {
+  auto terms =
+      algorithm_cost_terms(collective_, config, comm_size, msg_size, ranks_per_node(comm_size));
+  if (terms && !settings_.cost_model_memory) terms->shared_bytes = 0;
+  return terms;
 }
 
 double ClusterBayesStrategy::pending_node_seconds() const {
@@ -235,8 +245,7 @@ ClusterRow ClusterBayesStrategy::row(int comm_size, const TuningConfig& config, 
     const int m = static_cast<int>(options_.msg_sizes.size());
     r.offset.resize(m);
     for (int s = 0; s < m; ++s) {
-      const auto terms = algorithm_cost_terms(collective_, config, comm_size, options_.msg_sizes[s],
-                                              ranks_per_node(comm_size));
+      const auto terms = cost_terms(config, comm_size, options_.msg_sizes[s]);
       const double us = terms ? modelled_latency_us(*terms, machine()) : 0.0;
       const double factor =
           settings_.calibrate_algorithms ? calibration().log_factor(config.algorithm) : 0.0;
@@ -268,8 +277,7 @@ const ClusterBayesStrategy::CostFit& ClusterBayesStrategy::cost_fit() const {
     if (e.failed) continue;
     for (std::size_t i = 0; i < e.msg_sizes.size() && i < e.latency_us.size(); ++i) {
       if (!(std::isfinite(e.latency_us[i]) && e.latency_us[i] > 0)) continue;
-      const auto terms = algorithm_cost_terms(collective_, e.config, o.comm_size, e.msg_sizes[i],
-                                              ranks_per_node(o.comm_size));
+      const auto terms = cost_terms(e.config, o.comm_size, e.msg_sizes[i]);
       if (!terms) continue;
       cells.push_back({*terms, e.latency_us[i]});
       algorithm.push_back(e.config.algorithm);
@@ -297,8 +305,7 @@ double ClusterBayesStrategy::modelled_run_seconds(int comm_size, const TuningCon
                                                   const MachineCoefficients& machine) const {
   double seconds = 0;
   for (auto m : options_.msg_sizes) {
-    const auto terms =
-        algorithm_cost_terms(collective_, config, comm_size, m, ranks_per_node(comm_size));
+    const auto terms = cost_terms(config, comm_size, m);
     if (terms)
       seconds += options_.calls_per_run.at(m) * modelled_latency_us(*terms, machine) * 1e-6;
   }

@@ -89,7 +89,8 @@
 // blind_price_factor (3, >= 1), default_alias (true), cost_model_prices
 // (true), calibrate_algorithms (true), cost_model_mean (false: the cost model in the search's
 // own surrogate too; tried, not kept, docs/whole-cluster.md), cost_model_nodes (true: the cost
-// model's node level in the prices, docs/whole-cluster.md "The node level").
+// model's node level in the prices, docs/whole-cluster.md "The node level"), cost_model_memory
+// (false: and its node memory; measured, not kept).
 #pragma once
 
 #include <limits>
@@ -139,6 +140,11 @@ struct ClusterBayesSettings {
   // describes the simulated and recorded landscapes better (docs/whole-cluster.md "The node
   // level"); false = one level everywhere.
   bool cost_model_nodes = true;
+  // With cost_model_nodes, the cost model's node memory too (its shared_bytes, on one node as
+  // on several): what a node's ranks copy at once shares its memory. It prices recursive
+  // doubling at the top of the simulators right, but the campaigns do not gain and one
+  // overran its total budget (docs/whole-cluster.md "The node's memory"): off, kept to measure.
+  bool cost_model_memory = false;
   bool default_alias = true;  // the default's runs at P are runs of its alias (Open MPI's decision)
 
   static ClusterBayesSettings from_json(const nlohmann::json& j);  // throws on unknown keys
@@ -215,8 +221,13 @@ class ClusterBayesStrategy : public ClusterStrategy {
   const SearchSpace& space_at(int comm_size) const;  // cached, any size >= 2
   int nodes_of(int comm_size) const;                 // ClusterSize::nodes, at least 1
   // The cost model's ranks per node at a size: ClusterSize::ppn, or the ranks spread evenly
-  // over its nodes; 0 (one level) on one node or with cost_model_nodes off.
+  // over its nodes; on one node the size itself with cost_model_memory (its memory shared),
+  // else 0 (one level), as with cost_model_nodes off.
   int ranks_per_node(int comm_size) const;
+  // The cost model's terms at a size (ranks_per_node()), without the node memory's when
+  // cost_model_memory is off.
+  std::optional<CostTerms> cost_terms(const TuningConfig& config, int comm_size,
+                                      std::int64_t msg_size) const;
   // The model row of a configuration at a size; with `offset`, its prior mean carries the log of
   // the cost model's latency at every message size (machine coefficients fitted to the runs).
   ClusterRow row(int comm_size, const TuningConfig& config, bool offset = false) const;

@@ -57,6 +57,7 @@ struct Scored {
   // bo-cluster, at the end: log(price / true node-seconds) of each configuration never run at
   // the largest size
   std::vector<double> top_unrun_price_log_ratios;
+  nlohmann::json top_unrun_prices;  // and per configuration, quoted / true (--diagnose)
   // The final phase (--final paired): its runs and node-seconds (included in runs and
   // node_seconds above), the (comm size, message size) cells with a nominee and those where it
   // was proven faster than the default, and the comm sizes the search never ran (a campaign
@@ -445,19 +446,26 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
 // BenchmarkCost at every message size, no launch overhead. With `from_smallest`, the
 // coefficients are fitted at the smallest comm size only, so the other rows show how far the
 // model's scaling in P carries. `ranks_per_node(P)` > 0: the model's node level (ranks placed
-// in order on nodes of that many), with its two crossing coefficients fitted with the others.
+// in order on nodes of that many), with its two crossing coefficients fitted with the others;
+// with `memory`, the node memory's shared bytes too (also on one node), as bo-cluster's
+// cost_model_memory.
 void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smallest,
-                      const std::function<int(int)>& ranks_per_node) {
+                      const std::function<int(int)>& ranks_per_node, bool memory) {
   const BenchmarkCost cost;
+  auto terms_of = [&](const Landscape* l, const TuningConfig& cfg, std::int64_t m) {
+    const int q = ranks_per_node(l->comm_size);
+    auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m,
+                                  memory || q < l->comm_size ? q : 0);
+    if (t && !memory) t->shared_bytes = 0;
+    return t;
+  };
   std::vector<CostObservation> cells;
   for (const Landscape* l : ls) {
     if (from_smallest && l != ls.front()) continue;
     for (const auto& cfg : l->configs())
       for (auto m : l->msg_sizes)
         if (const auto* pt = l->find(cfg, m))
-          if (auto t = algorithm_cost_terms(l->collective, cfg, l->comm_size, m,
-                                            ranks_per_node(l->comm_size)))
-            cells.push_back({*t, pt->truth});
+          if (auto t = terms_of(l, cfg, m)) cells.push_back({*t, pt->truth});
   }
   const MachineCoefficients machine =
       fit_machine_coefficients(cells, typical_machine_coefficients());
@@ -475,6 +483,9 @@ void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smalles
         "%.3g GB/s more | | | |\n",
         ranks_per_node(ls.back()->comm_size), ls.back()->comm_size, machine.per_inter_round_us,
         machine.per_inter_byte_us > 0 ? 1e-3 / machine.per_inter_byte_us : 0.0);
+  if (memory)
+    std::printf("| | a node's memory: %.3g GB/s for its ranks' copies at once | | | |\n",
+                machine.per_shared_byte_us > 0 ? 1e-3 / machine.per_shared_byte_us : 0.0);
   auto ranks = [](const std::vector<double>& v) {
     std::vector<int> order(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) order[i] = static_cast<int>(i);
@@ -489,8 +500,7 @@ void cost_model_check(const std::vector<const Landscape*>& ls, bool from_smalles
       std::vector<double> lat_truth, lat_model;
       for (auto m : l->msg_sizes) {
         const auto* pt = l->find(cfg, m);
-        const auto t =
-            algorithm_cost_terms(l->collective, cfg, l->comm_size, m, ranks_per_node(l->comm_size));
+        const auto t = terms_of(l, cfg, m);
         lat_truth.push_back(pt ? pt->truth : std::nan(""));
         lat_model.push_back(pt && t ? modelled_latency_us(*t, machine) : std::nan(""));
       }
@@ -583,6 +593,10 @@ int main(int argc, char** argv) {
   bool check_cost_model = false;
   app.add_flag("--cost-model-check", check_cost_model,
                "only compare the analytic cost model with the landscapes (--sim or --recorded)");
+  bool check_memory = false;
+  app.add_flag("--cost-model-memory", check_memory,
+               "--cost-model-check with --ppn: the node memory's term too (bo-cluster's "
+               "cost_model_memory)");
   std::string diagnose_text;
   app.add_option("--diagnose", diagnose_text,
                  "bo-cluster rows: per-cell diagnostics at these comm sizes (comma-separated; "
@@ -616,8 +630,8 @@ int main(int argc, char** argv) {
           if (ls.empty()) continue;
           // The recorded jobs filled nodes of ppn ranks in order (the last one partly).
           const auto fixed = [&](int) { return ppn; };
-          cost_model_check(ls, false, fixed);
-          cost_model_check(ls, true, fixed);
+          cost_model_check(ls, false, fixed, check_memory);
+          cost_model_check(ls, true, fixed, check_memory);
         }
         return 0;
       }
@@ -660,8 +674,8 @@ int main(int argc, char** argv) {
       const auto packed = [&](int p) {
         return ppn > 0 ? (p + (p + ppn - 1) / ppn - 1) / ((p + ppn - 1) / ppn) : 0;
       };
-      cost_model_check(ls, false, packed);
-      cost_model_check(ls, true, packed);
+      cost_model_check(ls, false, packed, check_memory);
+      cost_model_check(ls, true, packed, check_memory);
       return 0;
     }
     auto nodes = [&](int p) { return static_cast<double>((p + ppn - 1) / ppn); };
@@ -824,8 +838,10 @@ int main(int argc, char** argv) {
             }
             const double truth_ns = cost.run_seconds(co.msg_sizes, lat) * nodes(top);
             const double quoted = bayes->price(top, cfg);
-            if (truth_ns > 0 && quoted > 0 && std::isfinite(truth_ns))
+            if (truth_ns > 0 && quoted > 0 && std::isfinite(truth_ns)) {
               c.top_unrun_price_log_ratios.push_back(std::log(quoted / truth_ns));
+              if (!diagnose.empty()) c.top_unrun_prices[to_string(cfg)] = quoted / truth_ns;
+            }
           }
         }
         // What the campaign writes at each listed size: the final phase's proven picks (the
@@ -1032,6 +1048,7 @@ int main(int argc, char** argv) {
           j["regret_mean_by_comm_size"][std::to_string(p)] = mean(v);
         if (!r.cells.is_null()) j["cells"] = r.cells;
         if (!r.theta.is_null()) j["theta"] = r.theta;
+        if (!r.top_unrun_prices.is_null()) j["top_unrun_prices"] = r.top_unrun_prices;
         if (paired) {
           j["final"] = final_method;
           j["final_runs"] = r.final_runs;

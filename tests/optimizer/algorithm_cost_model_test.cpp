@@ -168,7 +168,8 @@ TEST(AlgorithmCostModel, FitsTheMachineCoefficientsFromObservedLatencies) {
 }
 
 TEST(AlgorithmCostModelNodes, OneNodeIsTheOneLevelModel) {
-  // Ranks per node 0 (the default), P or more: no crossing terms, every other term unchanged.
+  // Ranks per node 0 (the default), P or more: no crossing terms, every other term unchanged
+  // (but the node memory's, below).
   for (Collective c :
        {Collective::bcast, Collective::reduce, Collective::allreduce, Collective::gather})
     for (int id = 0; id <= 9; ++id)
@@ -265,7 +266,8 @@ TEST(AlgorithmCostModelNodes, FitsTheCrossingCoefficientsWhereRunsCrossed) {
     for (int id : {1, 3, 4, 5, 6})
       for (int p : {2, 16, 64, 256})
         for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
-          const auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, n, 16);
+          auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, n, 16);
+          t.shared_bytes = 0;
           obs.push_back({t, modelled_latency_us(t, truth)});
         }
   const MachineCoefficients fit =
@@ -275,7 +277,7 @@ TEST(AlgorithmCostModelNodes, FitsTheCrossingCoefficientsWhereRunsCrossed) {
   EXPECT_NEAR(fit.per_inter_round_us / truth.per_inter_round_us, 1, 0.02);
   EXPECT_NEAR(fit.per_inter_byte_us / truth.per_inter_byte_us, 1, 0.02);
   // Runs on one node only: the crossing coefficients stay at the prior, the others are the
-  // one-level fit's to the digit.
+  // one-level fit's to the digit. (No node memory here: the test below has it.)
   std::vector<CostObservation> one_node, one_level;
   for (const auto& o : obs) {
     CostTerms flat = o.terms;
@@ -286,6 +288,59 @@ TEST(AlgorithmCostModelNodes, FitsTheCrossingCoefficientsWhereRunsCrossed) {
   EXPECT_EQ(a.per_inter_round_us, typical_machine_coefficients().per_inter_round_us);
   EXPECT_EQ(a.per_inter_byte_us, typical_machine_coefficients().per_inter_byte_us);
   EXPECT_NE(a.per_round_us, typical_machine_coefficients().per_round_us);
+}
+
+TEST(AlgorithmCostModelNodes, ANodesMemoryIsSharedByTheCopiesOfAStep) {
+  // Binomial bcast of 1 byte on 8 ranks (0 -> 1, 2, 4; 1 -> 3, 5; 2 -> 6; 3 -> 7), all on one
+  // node: the first level's three messages share the node's memory (each counts the other
+  // two), so do the second's (1 -> 3, 1 -> 5, 2 -> 6), the third's one does not wait. Summed
+  // along the paths: 2 for ranks 1, 2, 4, 4 for 3, 5, 6, 7: 22 / 8.
+  const auto one_node = algorithm_cost_terms(Collective::bcast, {6, 0, 0}, 8, 1, 8);
+  ASSERT_TRUE(one_node);
+  EXPECT_DOUBLE_EQ(one_node->shared_bytes, 22.0 / 8);
+  EXPECT_EQ(one_node->inter_rounds, 0);
+  // On 2 nodes of 4, only 0 -> 1 and 0 -> 2 share node 0's memory (1 -> 3 is alone in its
+  // level there; 0 -> 4, 1 -> 5, 2 -> 6 and 3 -> 7 cross): 1 on the paths of 1, 2, 3, 5, 6, 7.
+  const auto two_nodes = algorithm_cost_terms(Collective::bcast, {6, 0, 0}, 8, 1, 4);
+  ASSERT_TRUE(two_nodes);
+  EXPECT_DOUBLE_EQ(two_nodes->shared_bytes, 6.0 / 8);
+  // The ring allreduce of 1 KiB on 4 ranks (blocks of 256 B, 6 steps): on one node every step's
+  // four messages share it (3 ahead of the last); on nodes of 2, each node has one.
+  const auto ring = algorithm_cost_terms(Collective::allreduce, {4, 0, 0}, 4, 1024, 4);
+  const auto ring_apart = algorithm_cost_terms(Collective::allreduce, {4, 0, 0}, 4, 1024, 2);
+  ASSERT_TRUE(ring && ring_apart);
+  EXPECT_DOUBLE_EQ(ring->shared_bytes, 6 * 3 * 256.0);
+  EXPECT_DOUBLE_EQ(ring_apart->shared_bytes, 0);
+  // Recursive doubling, 8 ranks on nodes of 4: the distance-1 and -2 steps stay within the
+  // nodes, four whole vectors each; the distance-4 step crosses. On one node, all three.
+  const std::int64_t n = 1 << 20;
+  const auto rd = algorithm_cost_terms(Collective::allreduce, {3, 0, 0}, 8, n, 4);
+  const auto rd_one = algorithm_cost_terms(Collective::allreduce, {3, 0, 0}, 8, n, 8);
+  ASSERT_TRUE(rd && rd_one);
+  EXPECT_DOUBLE_EQ(rd->shared_bytes, 2 * 3.0 * n);
+  EXPECT_DOUBLE_EQ(rd_one->shared_bytes, 3 * 7.0 * n);
+  // A linear algorithm's messages pass the root one at a time; without ranks per node, none.
+  const auto linear = algorithm_cost_terms(Collective::gather, {1, 0, 0}, 8, 1024, 8);
+  const auto flat = algorithm_cost_terms(Collective::allreduce, {4, 0, 0}, 4, 1024);
+  ASSERT_TRUE(linear && flat);
+  EXPECT_EQ(linear->shared_bytes, 0);
+  EXPECT_EQ(flat->shared_bytes, 0);
+  // The fit finds its coefficient beside the others from runs on one node and on several.
+  MachineCoefficients truth = typical_machine_coefficients();
+  truth.per_byte_us = 2e-4;
+  truth.per_shared_byte_us = 5e-5;
+  std::vector<CostObservation> obs;
+  for (Collective c : {Collective::reduce, Collective::allreduce})
+    for (int id : {1, 3, 4, 5, 6})
+      for (int p : {2, 8, 16, 64})
+        for (std::int64_t size = 4; size <= (1 << 20); size *= 16) {
+          const auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, size, 16);
+          obs.push_back({t, modelled_latency_us(t, truth)});
+        }
+  const MachineCoefficients fit =
+      fit_machine_coefficients(obs, typical_machine_coefficients(), 1e-6);
+  EXPECT_NEAR(fit.per_byte_us / truth.per_byte_us, 1, 0.02);
+  EXPECT_NEAR(fit.per_shared_byte_us / truth.per_shared_byte_us, 1, 0.02);
 }
 
 TEST(AlgorithmCalibration, TakesEachAlgorithmsMedianRatioOverAllItsRuns) {

@@ -793,20 +793,28 @@ TEST(ClusterStrategy, PricesWithTheNodeLevelUnlessToldNot) {
   // Before any run, prices are the cost model's. With cost_model_nodes, a size on several nodes
   // (1024 ranks on 8 nodes of 128) prices the level-order binary reduce, whose edges stride
   // across nodes, dearer against the in-order binomial one than the one-level model does; a
-  // size on one node (64 ranks) is priced the same either way. On is the default.
+  // size on one node (64 ranks) is priced as with one level unless the node's memory
+  // (cost_model_memory, off by default) is counted too: then the two trees compare
+  // differently, their levels copying different amounts at once within the node.
   const TuningConfig binary{4, 0, 0}, binomial{5, 0, 0};
-  auto prices = [&](std::optional<bool> nodes, int p) {
+  auto prices = [&](const nlohmann::json& settings, int p) {
     auto o = reduce_options(3);
-    if (nodes) o.settings = {{"cost_model_nodes", *nodes}};
+    o.settings = settings;
     auto s = make_cluster_strategy("bo-cluster", Collective::reduce, table(), o);
     const auto& bayes = dynamic_cast<const ClusterBayesStrategy&>(*s);
     return std::make_pair(bayes.price(p, binary), bayes.price(p, binomial));
   };
-  const auto [one_binary, one_binomial] = prices(false, 1024);
-  const auto [node_binary, node_binomial] = prices(true, 1024);
+  const nlohmann::json by_default = nlohmann::json::object();
+  const nlohmann::json one_level = {{"cost_model_nodes", false}};
+  const auto [one_binary, one_binomial] = prices(one_level, 1024);
+  const auto [node_binary, node_binomial] = prices(by_default, 1024);
   EXPECT_GT(node_binary / node_binomial, 1.5 * one_binary / one_binomial);
-  EXPECT_EQ(prices(std::nullopt, 1024), prices(true, 1024));
-  EXPECT_EQ(prices(true, 64), prices(false, 64));
+  EXPECT_EQ(prices(by_default, 1024),
+            prices({{"cost_model_nodes", true}, {"cost_model_memory", false}}, 1024));
+  const auto flat = prices(one_level, 64);
+  EXPECT_EQ(prices(by_default, 64), flat);
+  const auto [memory_binary, memory_binomial] = prices({{"cost_model_memory", true}}, 64);
+  EXPECT_NE(memory_binary / memory_binomial, flat.first / flat.second);
 }
 
 TEST(ClusterStrategy, PricesAnAlgorithmTheCostModelMissesByItsOwnFactorAtTheLargestSize) {
