@@ -1097,7 +1097,7 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
       const double pick_median = measured_median(configs[best]);
       const bool measured = std::isfinite(pick_median);
       double default_us = std::numeric_limits<double>::quiet_NaN();
-      double confidence = 0.5;
+      double confidence = 0.5, gain_sd = 0;
       if (def < static_cast<int>(configs.size())) {
         const double def_median = measured_median(configs[def]);
         default_us = std::isfinite(def_median) ? def_median : std::exp(mean(def, s));
@@ -1105,12 +1105,13 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
           if (measured && std::isfinite(def_median) && pick_median < def_median) {
             confidence = 1.0;
           } else {
-            double sd = std::sqrt(var(best, s) + var(def, s));
-            confidence = normal_cdf((mean(def, s) - mean(best, s)) / sd);
+            gain_sd = std::sqrt(var(best, s) + var(def, s));
+            confidence = normal_cdf((mean(def, s) - mean(best, s)) / gain_sd);
           }
         }
       }
       choice.confidence = confidence;
+      choice.gain_sd = gain_sd;
       choice.default_us = default_us;
       if (!measured && best != def && confidence < min_confidence) {
         choice.config = TuningConfig::default_decision();

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/stats.h"
+#include "optimizer/expected_improvement.h"
 
 namespace colltune {
 
@@ -61,7 +62,7 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
                                       const SearchLatencies& latencies, const SearchSpace& space) {
   std::vector<Choice> picks;
   for (const auto& c : strategy.recommend({comm_size}, 0.0))
-    picks.push_back({c.msg_size, c.config, c.latency_us, c.default_us});
+    picks.push_back({c.msg_size, c.config, c.latency_us, c.default_us, c.gain_sd});
   FirstLookCandidate out;
   out.nominated = final_nominees(picks, cluster_final_candidates(strategy, comm_size, per_size),
                                  latencies, space);
@@ -134,8 +135,13 @@ std::map<TuningConfig, double> first_look_values(
   for (const auto& [size, config] : nominated) {
     double gain = 0;
     for (const auto& pick : picks)
-      if (pick.msg_size == size && pick.latency_us > 0 && std::isfinite(pick.default_us))
-        gain = std::max(0.0, pick.default_us / pick.latency_us - 1);
+      if (pick.msg_size == size && pick.latency_us > 0 && std::isfinite(pick.default_us)) {
+        const double mu = std::log(pick.default_us / pick.latency_us), sd = pick.gain_sd;
+        if (sd > 0)
+          gain = std::exp(mu + sd * sd / 2) * normal_cdf((mu + sd * sd) / sd) - normal_cdf(mu / sd);
+        else
+          gain = std::max(0.0, pick.default_us / pick.latency_us - 1);
+      }
     out[config] += gain + 0.001;
   }
   return out;

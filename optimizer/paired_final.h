@@ -112,9 +112,16 @@ double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int
                           Collective collective, const AlgorithmTable& table, double money);
 
 // What testing each nominee of one size is worth: the sum, over the message sizes it is
-// nominated at, of the gain the strategy predicts there (`picks`: its default estimate over
-// its pick's, less 1; what keeping the default would cost if the pick is right), plus 0.001
-// per message size, so that among equal predictions more cells count more.
+// nominated at, of the gain a look is expected to find there, plus 0.001 per message size, so
+// that among equal predictions more cells count more. The gain is default / pick - 1 (`picks`:
+// the strategy's estimates; what keeping the default costs if the pick is right), and where
+// the strategy is unsure of it (Choice::gain_sd > 0, the log gain taken as normal) its
+// expectation above zero, E[max(0, default / pick - 1)] = exp(mu + sd^2 / 2) Phi((mu + sd^2) /
+// sd) - Phi(mu / sd), mu the log of the estimates' ratio: the value of what the look would
+// learn, since a look that finds no gain leaves the default. With the predicted gain alone, an
+// uncertain nominee at the largest size, predicted close to the default, was worth almost
+// nothing and its look was left out of the plan (pise allreduce at 576 ranks: no look in 10
+// of 20 campaigns, 33 % regret there; bench/README.md "What a look is worth").
 std::map<TuningConfig, double> first_look_values(
     const std::map<std::int64_t, TuningConfig>& nominated, const std::vector<Choice>& picks);
 

@@ -44,6 +44,9 @@ struct Choice {
   TuningConfig config;
   double latency_us = 0;  // the strategy's estimate (median of observations)
   double default_us = 0;  // Open MPI default's estimate; NaN when never measured
+  // How uncertain log(default_us / latency_us) is (its standard deviation under the
+  // strategy's model); 0 = as good as known (measured, or a strategy without a model).
+  double gain_sd = 0;
 };
 
 struct StrategyOptions {

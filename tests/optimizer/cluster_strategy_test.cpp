@@ -972,6 +972,8 @@ TEST(ClusterStrategy, TheSearchReadsTheDefaultsRunsAsRunsOfItsAliasAtThatSize) {
     const double z = (with_mean(0, 5) - with_mean(3, 5)) /
                      std::sqrt(without_var(0, 5) + without_var(3, 5));  // 4096 = column 5
     EXPECT_NEAR(a[i].confidence, normal_cdf(z), 0.02);
+    // The sd behind it is the pick's gain_sd (what a look at it is worth, paired_final.h).
+    EXPECT_NEAR(a[i].gain_sd, std::sqrt(without_var(0, 5) + without_var(3, 5)), 1e-9);
   }
 }
 

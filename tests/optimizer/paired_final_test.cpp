@@ -125,6 +125,20 @@ TEST(PairedFinal, ANomineeIsWorthTheGainsPredictedWhereItIsNominated) {
   const auto values = first_look_values(nominated, picks);
   EXPECT_NEAR(values.at(a), 1.0 + 0.002, 1e-12);
   EXPECT_NEAR(values.at(b), 0.001, 1e-12);
+  // Where the model is unsure (gain_sd: the sd of the log gain), a nominee is worth what a
+  // look is expected to find, E[max(0, default / pick - 1)] with the log gain normal: a pick
+  // predicted as fast as the default, sd 0.5, is worth exp(0.125) Phi(0.5) - Phi(0) = 0.2835;
+  // one predicted 10 % slower with the same sd still 0.2158, not nothing.
+  const std::map<std::int64_t, TuningConfig> unsure{{4, a}, {8, b}};
+  const std::vector<Choice> model{{4, a, 1.0, 1.0, 0.5}, {8, b, 1.1, 1.0, 0.5}};
+  const auto worth = first_look_values(unsure, model);
+  EXPECT_NEAR(worth.at(a), 0.28350 + 0.001, 1e-4);
+  const double mu = std::log(1.0 / 1.1);
+  EXPECT_NEAR(worth.at(b),
+              std::exp(mu + 0.125) * 0.5 * std::erfc(-(mu + 0.25) / 0.5 / std::sqrt(2.0)) -
+                  0.5 * std::erfc(-mu / 0.5 / std::sqrt(2.0)) + 0.001,
+              1e-12);
+  EXPECT_NEAR(worth.at(b), 0.2158 + 0.001, 1e-4);
 }
 
 TEST(PairedFinal, TheFirstLooksArePlannedTogetherForTheMostValueWithinTheMoney) {
