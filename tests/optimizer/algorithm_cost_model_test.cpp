@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
+#include <vector>
 
 #include "core/fixed_decision.h"
 
@@ -13,6 +15,24 @@ double latency(Collective c, const TuningConfig& config, int p, std::int64_t n) 
   const auto terms = algorithm_cost_terms(c, config, p, n);
   EXPECT_TRUE(terms.has_value()) << to_string(config) << " P=" << p << " n=" << n;
   return terms ? modelled_latency_us(*terms, typical_machine_coefficients()) : 0;
+}
+
+// Latencies made by known coefficients: algorithms 1, 3, 4, 5 and 6 of `collectives` at
+// `comm_sizes` on nodes of 16 ranks, 4 B to 1 MiB; `memory` false: without the node memory's
+// term.
+std::vector<CostObservation> made_by(const MachineCoefficients& truth,
+                                     std::initializer_list<Collective> collectives,
+                                     std::initializer_list<int> comm_sizes, bool memory) {
+  std::vector<CostObservation> obs;
+  for (Collective c : collectives)
+    for (int id : {1, 3, 4, 5, 6})
+      for (int p : comm_sizes)
+        for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
+          auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, n, 16);
+          if (!memory) t.shared_bytes = 0;
+          obs.push_back({t, modelled_latency_us(t, truth)});
+        }
+  return obs;
 }
 
 void expect_same_terms(const CostTerms& a, const CostTerms& b) {
@@ -261,15 +281,8 @@ TEST(AlgorithmCostModelNodes, FitsTheCrossingCoefficientsWhereRunsCrossed) {
   truth.per_reduced_byte_us = 2e-4;
   truth.per_inter_round_us = 3.0;
   truth.per_inter_byte_us = 5e-4;
-  std::vector<CostObservation> obs;
-  for (Collective c : {Collective::reduce, Collective::bcast})
-    for (int id : {1, 3, 4, 5, 6})
-      for (int p : {2, 16, 64, 256})
-        for (std::int64_t n = 4; n <= (1 << 20); n *= 16) {
-          auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, n, 16);
-          t.shared_bytes = 0;
-          obs.push_back({t, modelled_latency_us(t, truth)});
-        }
+  const std::vector<CostObservation> obs =
+      made_by(truth, {Collective::reduce, Collective::bcast}, {2, 16, 64, 256}, false);
   const MachineCoefficients fit =
       fit_machine_coefficients(obs, typical_machine_coefficients(), 1e-6);
   EXPECT_NEAR(fit.per_round_us / truth.per_round_us, 1, 0.02);
@@ -329,14 +342,8 @@ TEST(AlgorithmCostModelNodes, ANodesMemoryIsSharedByTheCopiesOfAStep) {
   MachineCoefficients truth = typical_machine_coefficients();
   truth.per_byte_us = 2e-4;
   truth.per_shared_byte_us = 5e-5;
-  std::vector<CostObservation> obs;
-  for (Collective c : {Collective::reduce, Collective::allreduce})
-    for (int id : {1, 3, 4, 5, 6})
-      for (int p : {2, 8, 16, 64})
-        for (std::int64_t size = 4; size <= (1 << 20); size *= 16) {
-          const auto t = *algorithm_cost_terms(c, {id, 0, 0}, p, size, 16);
-          obs.push_back({t, modelled_latency_us(t, truth)});
-        }
+  const std::vector<CostObservation> obs =
+      made_by(truth, {Collective::reduce, Collective::allreduce}, {2, 8, 16, 64}, true);
   const MachineCoefficients fit =
       fit_machine_coefficients(obs, typical_machine_coefficients(), 1e-6);
   EXPECT_NEAR(fit.per_byte_us / truth.per_byte_us, 1, 0.02);
