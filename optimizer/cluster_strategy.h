@@ -84,8 +84,9 @@ struct ClusterChoice {
   // Probability, under the model, that `config` is faster than the default at this point
   // (1 for measured picks that beat the default in the observations).
   double confidence = 0;
-  // The standard deviation of log(default / config) behind `confidence` (0 where it is 1 or
-  // 0.5 for want of a model, or config is the default).
+  // The standard deviation of log(default / config) behind `confidence` under the model (0
+  // where the confidence is 1, or 0.5 for want of a model or because the model's pick is the
+  // default; a pick that fell back to the default keeps the rejected pick's, as `confidence`).
   double gain_sd = 0;
 };
 
