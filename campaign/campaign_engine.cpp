@@ -317,8 +317,11 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     // A comm size a whole-cluster search never ran (nor knew from a warm start).
     const bool never_run = searched && strategy->reused_runs() == 0 &&
                            store_.runs_of_context(context.id, JobPurpose::search).empty();
-    const std::map<std::int64_t, TuningConfig> nominated = final_nominees(
-        recommended, strategy->finalists(spec.final_candidates), search_latency, space);
+    const std::vector<TuningConfig> finalists = strategy->finalists(spec.final_candidates);
+    std::set<std::int64_t> riders;
+    const std::map<std::int64_t, TuningConfig> nominated =
+        final_nominees(recommended, finalists, search_latency, space,
+                       strategy->versus_default({finalists.begin(), finalists.end()}), &riders);
     // The runs the search knew: those it made here and those a warm start gave it as data
     // (without them a warm re-tune's short search left one pair per candidate: nothing proven).
     int search_runs = strategy->reused_runs();
@@ -370,7 +373,8 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
       const bool replay = replayed < recorded.size();
       auto [data, intervals] = replay ? evaluate(recorded[replayed].id) : evaluate();
       std::set<TuningConfig> open;
-      for (const auto& c : open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain))
+      for (const auto& c :
+           open_nominees(nominated, options.msg_sizes, intervals, seq.min_gain, riders))
         if (!unaffordable.count(c)) open.insert(c);
       if (open.empty() && !replay) break;
       int rounds = next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);

@@ -46,6 +46,9 @@ class ClusterSizeView : public Strategy {
       out.push_back({c.msg_size, c.config, c.latency_us, c.default_us});
     return out;
   }
+  VersusDefault versus_default(const std::set<TuningConfig>& configs) const override {
+    return cluster_.versus_default(comm_size_, configs);
+  }
   int evaluations() const override { return evaluations_; }
   // None of its own: the whole-cluster search keeps its state on the group's lead.
   nlohmann::json state() const override { return nullptr; }

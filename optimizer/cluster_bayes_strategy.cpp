@@ -1025,6 +1025,80 @@ std::vector<TuningConfig> ClusterBayesStrategy::finalists(int comm_size, int per
   return out;
 }
 
+ClusterBayesStrategy::SizePosterior ClusterBayesStrategy::size_posterior(const ClusterGp* gp,
+                                                                         int comm) const {
+  if (comm < 2) throw std::invalid_argument("bo-cluster: comm size below 2");
+  SizePosterior out;
+  const SearchSpace& space = space_at(comm);
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  // Runs at this size, per configuration and message size.
+  std::set<TuningConfig> failed;
+  for (const auto& o : evaluations_) {
+    if (o.comm_size != comm) continue;
+    if (o.evaluation.failed) {
+      failed.insert(o.evaluation.config);
+      continue;
+    }
+    auto& r = out.runs[o.evaluation.config];
+    r.resize(m);
+    for (int s = 0; s < m; ++s) {
+      auto it = std::find(o.evaluation.msg_sizes.begin(), o.evaluation.msg_sizes.end(),
+                          options_.msg_sizes[s]);
+      if (it == o.evaluation.msg_sizes.end()) continue;
+      double v = o.evaluation.latency_us[it - o.evaluation.msg_sizes.begin()];
+      if (std::isfinite(v) && v > 0) r[s].push_back(v);
+    }
+  }
+  // Candidates: the configurations run somewhere (in their canonical form at this size) and
+  // the default; a configuration never run anywhere is not recommended on the prior alone.
+  std::set<TuningConfig> seen{TuningConfig::default_decision()};
+  for (const auto& o : evaluations_)
+    if (!o.evaluation.failed) seen.insert(space.canonical(o.evaluation.config));
+  for (const auto& c : space.points())
+    if (!failed.count(c) && seen.count(c)) out.configs.push_back(c);
+  if (gp) {
+    std::vector<Pair> pairs;
+    for (const auto& c : out.configs) pairs.push_back({comm, c});
+    gp->predict(rows_for(*gp, pairs), &out.mean, &out.var);
+    // The default's aliases (header comment) rank the configurations; the confidence keeps
+    // the model's own variances: they may not make a predicted pick surer.
+    Eigen::MatrixXd tied_var = out.var;
+    tie_default_alias(*gp, comm, out.configs, 0, out.mean, tied_var);
+  }
+  out.def = static_cast<int>(
+      std::find(out.configs.begin(), out.configs.end(), TuningConfig::default_decision()) -
+      out.configs.begin());
+  return out;
+}
+
+double ClusterBayesStrategy::SizePosterior::measured_median(const TuningConfig& c, int s) const {
+  auto it = runs.find(c);
+  return it == runs.end() ? std::numeric_limits<double>::quiet_NaN() : median(it->second[s]);
+}
+
+ClusterChoice ClusterBayesStrategy::SizePosterior::versus_default(int i, int s) const {
+  ClusterChoice choice;
+  choice.config = configs[i];
+  const double own = measured_median(configs[i], s);
+  choice.measured = std::isfinite(own);
+  choice.latency_us = choice.measured ? own : std::exp(mean(i, s));
+  choice.default_us = std::numeric_limits<double>::quiet_NaN();
+  choice.confidence = 0.5;
+  if (def < static_cast<int>(configs.size())) {
+    const double def_median = measured_median(configs[def], s);
+    choice.default_us = std::isfinite(def_median) ? def_median : std::exp(mean(def, s));
+    if (i != def) {
+      if (choice.measured && std::isfinite(def_median) && own < def_median) {
+        choice.confidence = 1.0;
+      } else {
+        choice.gain_sd = std::sqrt(var(i, s) + var(def, s));
+        choice.confidence = normal_cdf((mean(def, s) - mean(i, s)) / choice.gain_sd);
+      }
+    }
+  }
+  return choice;
+}
+
 std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int>& comm_sizes,
                                                            double min_confidence) const {
   std::vector<ClusterChoice> out;
@@ -1033,97 +1107,54 @@ std::vector<ClusterChoice> ClusterBayesStrategy::recommend(const std::vector<int
   auto gp = model({}, {}, fresh ? &*fresh : nullptr);
   const int m = static_cast<int>(options_.msg_sizes.size());
   for (int comm : comm_sizes) {
-    if (comm < 2) throw std::invalid_argument("bo-cluster: comm size below 2");
-    const SearchSpace& space = space_at(comm);
-    // Runs at this size, per configuration and message size.
-    std::map<TuningConfig, std::vector<std::vector<double>>> runs;
-    std::set<TuningConfig> failed;
-    for (const auto& o : evaluations_) {
-      if (o.comm_size != comm) continue;
-      if (o.evaluation.failed) {
-        failed.insert(o.evaluation.config);
-        continue;
-      }
-      auto& r = runs[o.evaluation.config];
-      r.resize(m);
-      for (int s = 0; s < m; ++s) {
-        auto it = std::find(o.evaluation.msg_sizes.begin(), o.evaluation.msg_sizes.end(),
-                            options_.msg_sizes[s]);
-        if (it == o.evaluation.msg_sizes.end()) continue;
-        double v = o.evaluation.latency_us[it - o.evaluation.msg_sizes.begin()];
-        if (std::isfinite(v) && v > 0) r[s].push_back(v);
-      }
-    }
-    // Candidates: the configurations run somewhere (in their canonical form at this size) and
-    // the default; a configuration never run anywhere is not recommended on the prior alone.
-    std::set<TuningConfig> seen{TuningConfig::default_decision()};
-    for (const auto& o : evaluations_)
-      if (!o.evaluation.failed) seen.insert(space.canonical(o.evaluation.config));
-    std::vector<TuningConfig> configs;
-    for (const auto& c : space.points())
-      if (!failed.count(c) && seen.count(c)) configs.push_back(c);
-    Eigen::MatrixXd mean, var;
-    if (gp) {
-      std::vector<Pair> pairs;
-      for (const auto& c : configs) pairs.push_back({comm, c});
-      gp->predict(rows_for(*gp, pairs), &mean, &var);
-      // The default's aliases (header comment) rank the configurations; the confidence keeps
-      // the model's own variances: they may not make a predicted pick surer.
-      Eigen::MatrixXd tied_var = var;
-      tie_default_alias(*gp, comm, configs, 0, mean, tied_var);
-    }
-    const int def = static_cast<int>(
-        std::find(configs.begin(), configs.end(), TuningConfig::default_decision()) -
-        configs.begin());
+    const SizePosterior post = size_posterior(gp ? &*gp : nullptr, comm);
     for (int s = 0; s < m; ++s) {
-      ClusterChoice choice;
-      choice.comm_size = comm;
-      choice.msg_size = options_.msg_sizes[s];
-      auto measured_median = [&](const TuningConfig& c) {
-        auto it = runs.find(c);
-        return it == runs.end() ? std::numeric_limits<double>::quiet_NaN() : median(it->second[s]);
-      };
-      if (!gp || configs.empty()) {  // nothing observed yet: the default, unknown
+      if (!gp || post.configs.empty()) {  // nothing observed yet: the default, unknown
+        ClusterChoice choice;
         choice.config = TuningConfig::default_decision();
-        choice.default_us = choice.latency_us = measured_median(choice.config);
+        choice.default_us = choice.latency_us = post.measured_median(choice.config, s);
         choice.measured = std::isfinite(choice.latency_us);
         choice.confidence = 0.5;
+        choice.comm_size = comm;
+        choice.msg_size = options_.msg_sizes[s];
         out.push_back(choice);
         continue;
       }
       int best = 0;
-      for (int i = 1; i < static_cast<int>(configs.size()); ++i)
-        if (mean(i, s) < mean(best, s)) best = i;
-      const double pick_median = measured_median(configs[best]);
-      const bool measured = std::isfinite(pick_median);
-      double default_us = std::numeric_limits<double>::quiet_NaN();
-      double confidence = 0.5, gain_sd = 0;
-      if (def < static_cast<int>(configs.size())) {
-        const double def_median = measured_median(configs[def]);
-        default_us = std::isfinite(def_median) ? def_median : std::exp(mean(def, s));
-        if (best != def) {
-          if (measured && std::isfinite(def_median) && pick_median < def_median) {
-            confidence = 1.0;
-          } else {
-            gain_sd = std::sqrt(var(best, s) + var(def, s));
-            confidence = normal_cdf((mean(def, s) - mean(best, s)) / gain_sd);
-          }
-        }
-      }
-      choice.confidence = confidence;
-      choice.gain_sd = gain_sd;
-      choice.default_us = default_us;
-      if (!measured && best != def && confidence < min_confidence) {
+      for (int i = 1; i < static_cast<int>(post.configs.size()); ++i)
+        if (post.mean(i, s) < post.mean(best, s)) best = i;
+      ClusterChoice choice = post.versus_default(best, s);
+      choice.comm_size = comm;
+      choice.msg_size = options_.msg_sizes[s];
+      if (!choice.measured && best != post.def && choice.confidence < min_confidence) {
         choice.config = TuningConfig::default_decision();
-        const double def_median = measured_median(choice.config);
+        const double def_median = post.measured_median(choice.config, s);
         choice.measured = std::isfinite(def_median);
-        choice.latency_us = default_us;
-      } else {
-        choice.config = configs[best];
-        choice.measured = measured;
-        choice.latency_us = measured ? pick_median : std::exp(mean(best, s));
+        choice.latency_us = choice.default_us;
       }
       out.push_back(choice);
+    }
+  }
+  return out;
+}
+
+VersusDefault ClusterBayesStrategy::versus_default(int comm_size,
+                                                   const std::set<TuningConfig>& configs) const {
+  VersusDefault out;
+  int fit_rows = 0;
+  const auto fresh = stale_fit(&fit_rows);
+  auto gp = model({}, {}, fresh ? &*fresh : nullptr);
+  if (!gp) return out;
+  const SizePosterior post = size_posterior(&*gp, comm_size);
+  const SearchSpace& space = space_at(comm_size);
+  const int m = static_cast<int>(options_.msg_sizes.size());
+  for (const auto& config : configs) {
+    const auto at = std::find(post.configs.begin(), post.configs.end(), space.canonical(config));
+    if (at == post.configs.end()) continue;
+    auto& rows = out[config];
+    for (int s = 0; s < m; ++s) {
+      const ClusterChoice c = post.versus_default(static_cast<int>(at - post.configs.begin()), s);
+      rows.push_back({options_.msg_sizes[s], config, c.latency_us, c.default_us, c.gain_sd});
     }
   }
   return out;

@@ -173,6 +173,7 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::vector<TuningConfig> finalists(int comm_size, int per_size) const override;
   std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                        double min_confidence) const override;
+  VersusDefault versus_default(int comm_size, const std::set<TuningConfig>& configs) const override;
   nlohmann::json state() const override;
   void restore(const nlohmann::json& state) override;
   double run_price(int comm_size, const TuningConfig& config) const override {
@@ -277,6 +278,23 @@ class ClusterBayesStrategy : public ClusterStrategy {
   std::optional<Eigen::VectorXd> stale_fit(int* rows) const;
   std::optional<Eigen::VectorXd> fit_if_stale(int* rows) const;  // stale_fit() without its cache
   void maybe_refit();
+  // What recommend() and versus_default() read at one comm size: the runs there (per
+  // configuration, per message size), the configurations that may be picked there (run
+  // somewhere, not failed there, and the default) and, with a model, their posterior (rows of
+  // mean / var, log latency; the default's aliases tied to its runs for the means).
+  struct SizePosterior {
+    std::map<TuningConfig, std::vector<std::vector<double>>> runs;
+    std::vector<TuningConfig> configs;
+    Eigen::MatrixXd mean, var;
+    int def = 0;  // the default's row (configs.size() when it is not a candidate)
+    // The median of the runs of `c` at message size `s` there (NaN: none).
+    double measured_median(const TuningConfig& c, int s) const;
+    // Configuration `i` against the default at message size `s`, as recommend() reports a pick
+    // (a model is needed; comm_size and msg_size left for the caller).
+    ClusterChoice versus_default(int i, int s) const;
+  };
+  // `gp`: the model (nullptr: none, no posterior).
+  SizePosterior size_posterior(const ClusterGp* gp, int comm_size) const;
   // Acquisition over every candidate pair of the campaign's sizes; best first.
   struct Scored {
     Pair pair;

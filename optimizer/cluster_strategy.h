@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,16 @@ class ClusterStrategy {
   // A predicted pick whose confidence is below `min_confidence` is the default.
   virtual std::vector<ClusterChoice> recommend(const std::vector<int>& comm_sizes,
                                                double min_confidence) const = 0;
+
+  // How each of `configs` compares with the default at `comm_size` under the strategy's model,
+  // as recommend() reports a pick there (its estimate, the default's and the gain_sd behind
+  // the confidence). Configurations the model cannot place at that size (never run anywhere,
+  // or failed there) are left out; empty without a model (the default implementation).
+  virtual VersusDefault versus_default(int comm_size, const std::set<TuningConfig>& configs) const {
+    (void)comm_size;
+    (void)configs;
+    return {};
+  }
 
   virtual nlohmann::json state() const = 0;
   virtual void restore(const nlohmann::json& state) = 0;

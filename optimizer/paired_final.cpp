@@ -14,7 +14,9 @@ namespace colltune {
 std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& picks,
                                                     const std::vector<TuningConfig>& finalists,
                                                     const SearchLatencies& search,
-                                                    const SearchSpace& space) {
+                                                    const SearchSpace& space,
+                                                    const VersusDefault& model,
+                                                    std::set<std::int64_t>* riders) {
   std::set<TuningConfig> pool;
   for (const auto& c : finalists)
     if (!c.is_default()) pool.insert(c);
@@ -40,7 +42,40 @@ std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& p
       nominee.reset();
     if (nominee) nominated[size] = *nominee;
   }
+  if (model.empty() || nominated.empty()) return nominated;
+  // Below the largest size a nominee is nominated at, where none is: the nominee the model
+  // expects to gain the most there.
+  std::set<TuningConfig> nominees;
+  for (const auto& [size, config] : nominated) nominees.insert(config);
+  const std::int64_t top = nominated.rbegin()->first;
+  std::map<std::int64_t, TuningConfig> extended;
+  for (const auto& choice : picks) {
+    const std::int64_t size = choice.msg_size;
+    if (size >= top || nominated.count(size)) continue;
+    const auto alias = space.default_alias(size);
+    double most = kExtendGain;
+    for (const auto& config : nominees) {
+      const auto rows = model.find(config);
+      if (rows == model.end() || (alias && *alias == config)) continue;
+      for (const auto& row : rows->second) {
+        if (row.msg_size == size && expected_gain(row) > most) {
+          most = expected_gain(row);
+          extended[size] = config;
+        }
+      }
+    }
+  }
+  if (riders)
+    for (const auto& [size, config] : extended) riders->insert(size);
+  nominated.merge(extended);
   return nominated;
+}
+
+double expected_gain(const Choice& pick) {
+  if (!(pick.latency_us > 0) || !std::isfinite(pick.default_us)) return 0;
+  const double mu = std::log(pick.default_us / pick.latency_us), sd = pick.gain_sd;
+  if (!(sd > 0)) return std::max(0.0, pick.default_us / pick.latency_us - 1);
+  return std::exp(mu + sd * sd / 2) * normal_cdf((mu + sd * sd) / sd) - normal_cdf(mu / sd);
 }
 
 int final_run_cap(int search_runs, int final_repeats, int nominees) {
@@ -63,10 +98,14 @@ FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_
   std::vector<Choice> picks;
   for (const auto& c : strategy.recommend({comm_size}, 0.0))
     picks.push_back({c.msg_size, c.config, c.latency_us, c.default_us, c.gain_sd});
+  const ClusterFinalists finalists = cluster_finalists(strategy, comm_size, per_size);
   FirstLookCandidate out;
-  out.nominated = final_nominees(picks, cluster_final_candidates(strategy, comm_size, per_size),
-                                 latencies, space);
-  out.values = first_look_values(out.nominated, picks);
+  std::set<std::int64_t> riders;
+  out.nominated =
+      final_nominees(picks, finalists.configs, latencies, space, finalists.model, &riders);
+  std::map<std::int64_t, TuningConfig> own = out.nominated;
+  for (const auto size : riders) own.erase(size);
+  out.values = first_look_values(own, picks);
   // Every run at the default's price there, priced once (the strategy's prices follow its
   // observations, which a plan does not change). A nominee at its own price was measured worse:
   // its whole-run price counts the message sizes where it is slow and not nominated, and at a
@@ -135,13 +174,7 @@ std::map<TuningConfig, double> first_look_values(
   for (const auto& [size, config] : nominated) {
     double gain = 0;
     for (const auto& pick : picks)
-      if (pick.msg_size == size && pick.latency_us > 0 && std::isfinite(pick.default_us)) {
-        const double mu = std::log(pick.default_us / pick.latency_us), sd = pick.gain_sd;
-        if (sd > 0)
-          gain = std::exp(mu + sd * sd / 2) * normal_cdf((mu + sd * sd) / sd) - normal_cdf(mu / sd);
-        else
-          gain = std::max(0.0, pick.default_us / pick.latency_us - 1);
-      }
+      if (pick.msg_size == size) gain = expected_gain(pick);
     out[config] += gain + 0.001;
   }
   return out;
@@ -298,14 +331,22 @@ std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strate
   return out;
 }
 
+ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size) {
+  ClusterFinalists out;
+  out.configs = cluster_final_candidates(strategy, comm_size, per_size);
+  out.model = strategy.versus_default(comm_size, {out.configs.begin(), out.configs.end()});
+  return out;
+}
+
 std::set<TuningConfig> open_nominees(
     const std::map<std::int64_t, TuningConfig>& nominated,
     const std::vector<std::int64_t>& msg_sizes,
-    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals, double min_gain) {
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals, double min_gain,
+    const std::set<std::int64_t>& riders) {
   std::set<TuningConfig> open;
   for (std::size_t i = 0; i < msg_sizes.size(); ++i) {
     auto n = nominated.find(msg_sizes[i]);
-    if (n == nominated.end()) continue;
+    if (n == nominated.end() || riders.count(msg_sizes[i])) continue;
     auto it = intervals.find(n->second);
     if (it == intervals.end() || i >= it->second.size() || still_open(it->second[i], min_gain))
       open.insert(n->second);

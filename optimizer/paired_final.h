@@ -28,11 +28,32 @@ using SearchLatencies = std::map<std::int64_t, std::map<TuningConfig, std::vecto
 // would re-measure, e.g. bo's finalist cover), else the finalist with the lowest search median
 // there when that beats the default's search median. Never the default, nor the configuration
 // Open MPI's fixed decision runs at that size (`space.default_alias`: the default itself).
+// Then, with a model (`model`: the strategy's comparisons of the finalists with the default,
+// Strategy::versus_default; empty = none), at each message size below the largest one a
+// nominee is nominated at where none is: the nominee the model expects to gain the most over
+// the default there (expected_gain), when it expects more than kExtendGain. The pick there is
+// the default or its alias, but the model may be unsure of that: at 4-16 B on 576 ranks of
+// pise, recursive doubling was nominated only from 32 B up while the default ran an algorithm
+// up to 46 % slower below (bench/README.md, "Nominees where the default is the pick"). Its
+// runs measure those sizes anyway at little cost (a run's time is in its largest sizes; a
+// look's span grows only downwards), so the look tests it there too. These sizes ride on the
+// nominee's looks (`riders`, when given, receives them): they never keep it open
+// (open_nominees), since there the model expects it to tie the default, and a tie is never
+// decided.
 // Sizes without a nominee are absent: the default stands there.
+inline constexpr double kExtendGain = 0.01;
 std::map<std::int64_t, TuningConfig> final_nominees(const std::vector<Choice>& picks,
                                                     const std::vector<TuningConfig>& finalists,
                                                     const SearchLatencies& search,
-                                                    const SearchSpace& space);
+                                                    const SearchSpace& space,
+                                                    const VersusDefault& model = {},
+                                                    std::set<std::int64_t>* riders = nullptr);
+
+// What a look at `pick` is expected to find over the default: E[max(0, default / pick - 1)],
+// the log gain taken as normal with sd Choice::gain_sd (exp(mu + sd^2 / 2) Phi((mu + sd^2) /
+// sd) - Phi(mu / sd), mu the log of the estimates' ratio); max(0, default / pick - 1) where
+// the sd is 0; 0 without both estimates.
+double expected_gain(const Choice& pick);
 
 // The cap on the phase's runs: never more than the runs the search knew (`search_runs`, a warm
 // start's reused runs included), nor than the median method's final phase made
@@ -76,9 +97,10 @@ struct FirstLookCandidate {
 };
 
 // One size's first look as a whole-cluster strategy stands now: its nominees (final_nominees
-// over the strategy's ungated picks at `comm_size` and its final candidates there,
-// cluster_final_candidates with `per_size`; `latencies`: what its search measured there;
-// `space`: that size's search space), their values (first_look_values), each
+// over the strategy's ungated picks at `comm_size` and its final candidates there with the
+// model's comparisons of them, cluster_finalists with `per_size`, the sizes they ride on
+// included; `latencies`: what its search measured there; `space`: that size's search space),
+// their values (first_look_values, the sizes they ride on not counted), each
 // run priced as a whole run of the default at the strategy's price (a look measures its
 // nominees' span only; the money whole-run prices leave pays for second looks, measured in
 // bench/README.md "A budget for the whole campaign"); each run expected to cost the strategy's
@@ -112,16 +134,16 @@ double first_look_reserve(const ClusterStrategy& strategy, const std::vector<int
                           Collective collective, const AlgorithmTable& table, double money);
 
 // What testing each nominee of one size is worth: the sum, over the message sizes it is
-// nominated at, of the gain a look is expected to find there, plus 0.001 per message size, so
-// that among equal predictions more cells count more. The gain is default / pick - 1 (`picks`:
-// the strategy's estimates; what keeping the default costs if the pick is right), and where
-// the strategy is unsure of it (Choice::gain_sd > 0, the log gain taken as normal) its
-// expectation above zero, E[max(0, default / pick - 1)] = exp(mu + sd^2 / 2) Phi((mu + sd^2) /
-// sd) - Phi(mu / sd), mu the log of the estimates' ratio: the value of what the look would
-// learn, since a look that finds no gain leaves the default. With the predicted gain alone, an
-// uncertain nominee at the largest size, predicted close to the default, was worth almost
-// nothing and its look was left out of the plan (pise allreduce at 576 ranks: no look in 10
-// of 20 campaigns, 33 % regret there; bench/README.md "What a look is worth").
+// nominated at, of the gain a look is expected to find there (expected_gain of the pick there,
+// `picks`: the strategy's estimates), plus 0.001 per message size, so that among equal
+// predictions more cells count more. Where the strategy is sure (gain_sd 0) the gain is
+// default / pick - 1, what keeping the default costs if the pick is right; where it is unsure,
+// the expectation above zero: the value of what the look would learn, since a look that finds
+// no gain leaves the default. The sizes a nominee rides on (final_nominees) are not counted:
+// valued, they measured no better (bench/README.md, "Nominees where the default is the pick"). With
+// the predicted gain alone, an uncertain nominee at the largest size, predicted close to the
+// default, was worth almost nothing and its look was left out of the plan (pise allreduce at 576
+// ranks: no look in 10 of 20 campaigns, 33 % regret there; bench/README.md "What a look is worth").
 std::map<TuningConfig, double> first_look_values(
     const std::map<std::int64_t, TuningConfig>& nominated, const std::vector<Choice>& picks);
 
@@ -213,11 +235,22 @@ inline constexpr double kNominateOdds = 0.5;
 std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
                                                    int per_size);
 
-// The nominees still open after a look: at some size they are nominated for, their interval
-// (`intervals`, per candidate, one per entry of `msg_sizes`) is missing or still_open().
+// The final candidates at `comm_size` (cluster_final_candidates) with the strategy's
+// comparisons of them with the default there (ClusterStrategy::versus_default): what
+// final_nominees takes at a comm size a whole-cluster search ran.
+struct ClusterFinalists {
+  std::vector<TuningConfig> configs;
+  VersusDefault model;
+};
+ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size);
+
+// The nominees still open after a look: at some size they are nominated for, not one of
+// `riders` (final_nominees), their interval (`intervals`, per candidate, one per entry of
+// `msg_sizes`) is missing or still_open().
 std::set<TuningConfig> open_nominees(
     const std::map<std::int64_t, TuningConfig>& nominated,
     const std::vector<std::int64_t>& msg_sizes,
-    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals, double min_gain);
+    const std::map<TuningConfig, std::vector<PairedInterval>>& intervals, double min_gain,
+    const std::set<std::int64_t>& riders = {});
 
 }  // namespace colltune

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,11 @@ struct Choice {
   // strategy's model); 0 = as good as known (measured, or a strategy without a model).
   double gain_sd = 0;
 };
+
+// How configurations compare with the default at every message size under a strategy's model:
+// per configuration, one Choice per message size with `config` set to it, whatever the model
+// ranks first there (Strategy::versus_default).
+using VersusDefault = std::map<TuningConfig, std::vector<Choice>>;
 
 struct StrategyOptions {
   std::uint64_t seed = 1;
@@ -112,6 +119,14 @@ class Strategy {
 
   // Best configuration per message size from everything observed so far.
   virtual std::vector<Choice> recommend() const = 0;
+
+  // How each of `configs` compares with the default under the strategy's model, as recommend()
+  // reports a pick (its estimate, the default's, gain_sd); configurations the model cannot
+  // place are left out. Empty by default (no model to ask).
+  virtual VersusDefault versus_default(const std::set<TuningConfig>& configs) const {
+    (void)configs;
+    return {};
+  }
 
   // Serialisable state; restore(state()) gives a strategy that behaves identically.
   virtual nlohmann::json state() const = 0;

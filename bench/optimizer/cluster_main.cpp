@@ -908,9 +908,11 @@ int main(int argc, char** argv) {
               po.reserved_after = plan.after(at);
               po.state = &phases[p];
             }
-            const bench::PairedFinalDraw fin = bench::draw_paired_final(
-                land.at(p), space, choices, cluster_final_candidates(*strategy, p, 2),
-                search_latency[p], searched_runs[p], po, draws);
+            const ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
+            po.model = finalists.model;
+            const bench::PairedFinalDraw fin =
+                bench::draw_paired_final(land.at(p), space, choices, finalists.configs,
+                                         search_latency[p], searched_runs[p], po, draws);
             choices = fin.choices;
             c.runs += fin.runs;
             c.final_runs += fin.runs;
@@ -947,11 +949,12 @@ int main(int argc, char** argv) {
             po.planned = budget.planned;
             po.leftover = true;
             po.state = &phase;
+            const ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
+            po.model = finalists.model;
             const bench::PairedFinalDraw before = phase.drawn;
             const bench::PairedFinalDraw fin = bench::draw_paired_final(
                 land.at(p), SearchSpace(*collective, p, table), choices_at(picks, p),
-                cluster_final_candidates(*strategy, p, 2), search_latency[p], searched_runs[p], po,
-                draws);
+                finalists.configs, search_latency[p], searched_runs[p], po, draws);
             c.runs += fin.runs - before.runs;
             c.final_runs += fin.runs - before.runs;
             c.node_seconds += (fin.benchmark_seconds - before.benchmark_seconds) * nodes(p);

@@ -236,8 +236,9 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
                                   const PairedFinalOptions& options, Rng& draws) {
   PairedFinalDraw out;
   const std::vector<std::int64_t>& sizes = landscape.msg_sizes;
+  std::set<std::int64_t> riders;
   const std::map<std::int64_t, TuningConfig> nominated =
-      final_nominees(picks, finalists, search, space);
+      final_nominees(picks, finalists, search, space, options.model, &riders);
   std::set<TuningConfig> distinct;
   for (const auto& [size, config] : nominated) distinct.insert(config);
   out.nominated_sizes = static_cast<int>(nominated.size());
@@ -272,7 +273,7 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   };
   for (;;) {
     std::set<TuningConfig> open;
-    for (const auto& c : open_nominees(nominated, sizes, intervals, seq.min_gain))
+    for (const auto& c : open_nominees(nominated, sizes, intervals, seq.min_gain, riders))
       if (!unaffordable.count(c)) open.insert(c);
     if (open.empty()) break;
     int rounds = next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);

@@ -91,6 +91,9 @@ struct PairedFinalOptions {
   // holds a size's earlier phase goes on from it, as the engine's final phase goes on from the
   // runs it stored.
   PairedFinalState* state = nullptr;
+  // The strategy's comparisons of the finalists with the default (final_nominees' `model`;
+  // empty = none, as for a strategy without a model).
+  VersusDefault model;
 };
 struct PairedFinalDraw {
   std::vector<Choice> choices;  // one per landscape message size

@@ -164,6 +164,48 @@ TEST(ClusterStrategy, PredictsAnUnmeasuredCommSize) {
   for (const auto& c : s->recommend({32}, 1.01)) EXPECT_TRUE(c.config.is_default());
 }
 
+TEST(ClusterStrategy, ComparesAnyConfigurationWithTheDefaultAsItComparesItsPicks) {
+  auto s = make_cluster_strategy("bo-cluster", Collective::bcast, table(),
+                                 options({4, 8, 16, 64, 128}, 60));
+  const auto suggested = run(*s, 11);
+  const SearchSpace space32(Collective::bcast, 32, table());
+  std::set<TuningConfig> configs;
+  for (const auto& x : suggested) configs.insert(space32.canonical(x.config));
+  const TuningConfig never_run{2, 1024, 3};
+  ASSERT_FALSE(configs.count(never_run));
+  configs.insert(never_run);
+  const VersusDefault model = s->versus_default(32, configs);
+  EXPECT_FALSE(model.count(never_run));  // nothing to place it by
+  for (const auto& [config, rows] : model) EXPECT_TRUE(configs.count(config));
+  // Where a configuration is the pick, its comparison is the pick's.
+  int compared = 0;
+  for (const auto& pick : s->recommend({32}, 0.0)) {
+    if (pick.config.is_default()) continue;
+    const auto& rows = model.at(pick.config);
+    const auto row = std::find_if(rows.begin(), rows.end(),
+                                  [&](const Choice& c) { return c.msg_size == pick.msg_size; });
+    ASSERT_NE(row, rows.end());
+    EXPECT_EQ(row->config, pick.config);
+    EXPECT_DOUBLE_EQ(row->latency_us, pick.latency_us);
+    EXPECT_DOUBLE_EQ(row->default_us, pick.default_us);
+    EXPECT_DOUBLE_EQ(row->gain_sd, pick.gain_sd);
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+  // Every other configuration is slower than the pick under the model, or ties it.
+  for (const auto& [config, rows] : model) {
+    ASSERT_EQ(rows.size(), msg_sizes().size());
+    for (const auto& pick : s->recommend({32}, 0.0)) {
+      for (const auto& row : rows) {
+        if (row.msg_size == pick.msg_size && !pick.config.is_default() && !pick.measured &&
+            !row.config.is_default()) {
+          EXPECT_GE(row.latency_us, pick.latency_us * (1 - 1e-9)) << row.msg_size;
+        }
+      }
+    }
+  }
+}
+
 TEST(ClusterStrategy, RecommendFitsTheModelToObservationsAlone) {
   // A caller that only observes (recorded sweeps, a warm start) and then asks for picks gets a
   // model fitted to those observations, not the prior means of the hyper-parameters.

@@ -55,6 +55,57 @@ TEST(PairedFinal, NeverNominatesTheConfigurationOpenMpisFixedDecisionRuns) {
   EXPECT_TRUE(n.empty());
 }
 
+TEST(PairedFinal, BelowItsLargestNominationANomineeRidesWhereTheModelExpectsAGain) {
+  const SearchSpace space(Collective::bcast, 16, table());
+  const TuningConfig fixed = TuningConfig::default_decision();
+  const TuningConfig a{6, 0, 0}, b{3, 8192, 0}, never{2, 8192, 4};
+  // The picks: the default at 4-16 B, 64 B and 256 B, a at 32 B, b at 128 B.
+  const std::vector<Choice> picks = {{4, fixed, 10, 10},  {8, fixed, 10, 10},  {16, fixed, 10, 10},
+                                     {32, a, 9, 10},      {64, fixed, 10, 10}, {128, b, 8, 10},
+                                     {256, fixed, 10, 10}};
+  // The model's comparisons of the finalists with the default: a is unsure at 4-8 B (worth
+  // exp(0.125) Phi(0.5) - Phi(0) = 0.28 at 4 B), sure to lose at 16 B; b is expected to gain
+  // more at 8 B and 64 B; neither beyond 128 B. `never` is not a nominee anywhere.
+  VersusDefault model;
+  model[a] = {{4, a, 10, 10, 0.5}, {8, a, 10, 10, 0.1},  {16, a, 20, 10, 0.01},
+              {32, a, 9, 10, 0.1}, {64, a, 11, 10, 0.1}, {128, a, 12, 10, 0.1},
+              {256, a, 5, 10, 0.5}};
+  model[b] = {{4, b, 30, 10, 0.01}, {8, b, 9, 10, 0.3}, {16, b, 20, 10, 0.01}, {32, b, 10, 10, 0.1},
+              {64, b, 9, 10, 0.1},  {128, b, 8, 10, 0}, {256, b, 5, 10, 0.5}};
+  model[never] = {{16, never, 1, 10, 0}};
+  EXPECT_NEAR(expected_gain(model[a][0]), 0.28350, 1e-4);
+  EXPECT_GT(expected_gain(model[b][1]), expected_gain(model[a][1]));
+
+  std::set<std::int64_t> riders;
+  const auto n = final_nominees(picks, {a, b, never}, {}, space, model, &riders);
+  EXPECT_EQ(n.at(4), a);
+  EXPECT_EQ(n.at(8), b);       // the nominee expected to gain the most there
+  EXPECT_EQ(n.count(16), 0u);  // neither is expected to gain there
+  EXPECT_EQ(n.at(32), a);
+  EXPECT_EQ(n.at(64), b);
+  EXPECT_EQ(n.at(128), b);
+  EXPECT_EQ(n.count(256), 0u);  // above the largest nomination: the look's span stays
+  EXPECT_EQ(riders, (std::set<std::int64_t>{4, 8, 64}));
+  // Without a model, the picks alone.
+  EXPECT_EQ(final_nominees(picks, {a, b, never}, {}, space).size(), 2u);
+
+  // A size a nominee rides on never keeps it open: a, proven at 32 B, is closed though its
+  // interval at 4 B is undecided; b, undecided at 128 B, stays open.
+  const std::vector<std::int64_t> sizes{4, 8, 16, 32, 64, 128, 256};
+  PairedInterval undecided, proven;
+  undecided.pairs = proven.pairs = 4;
+  undecided.lower = 0.8;
+  undecided.upper = 1.2;
+  proven.lower = 0.5;
+  proven.upper = 0.7;
+  proven.verdict = PairedVerdict::faster;
+  std::map<TuningConfig, std::vector<PairedInterval>> intervals;
+  intervals[a] = {undecided, undecided, undecided, proven, undecided, undecided, undecided};
+  intervals[b] = intervals[a];
+  EXPECT_EQ(open_nominees(n, sizes, intervals, 0, riders), (std::set<TuningConfig>{b}));
+  EXPECT_EQ(open_nominees(n, sizes, intervals, 0), (std::set<TuningConfig>{a, b}));
+}
+
 TEST(PairedFinal, TheCapIsNeverBelowOneLookOfTwoRoundsOfEveryNominee) {
   // Capped by the search's runs and by final_repeats x (1 + nominees)...
   EXPECT_EQ(final_run_cap(30, 3, 1), 6);

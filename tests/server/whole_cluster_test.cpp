@@ -838,7 +838,7 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
   // final jobs (one run of it recorded), the campaign resumes and ends with the same jobs, runs
   // and results as one never interrupted (the sim's noise follows the job's tag), the leftover
   // look included; with a budget for the search only, too. Under the total, search batches of
-  // 6 and 200 node-seconds: this campaign then has a leftover look (with batches of 8 and 180
+  // 3 and 160 node-seconds: this campaign then has a leftover look (with batches of 8 and 180
   // it has none, as in TuneCliTest.WholeClusterMoneyThePlannedLooksLeftPaysForMoreLooks).
   // Under the sanitizers (kSanitized), in the first and the last final job and in every
   // leftover look only (phases largest first: a final job at a size above the one before it,
@@ -851,7 +851,7 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
     SCOPED_TRACE(budget);
     const bool total = std::string(budget) == "total_node_seconds";
     check_interrupted_in_final_jobs(
-        total ? reduce_campaign(budget, 6, 200) : reduce_campaign(budget), total, budget,
+        total ? reduce_campaign(budget, 3, 160) : reduce_campaign(budget), total, budget,
         any_or_sample);
   }
 }
