@@ -32,7 +32,7 @@ using SearchLatencies = std::map<std::int64_t, std::map<TuningConfig, std::vecto
 // Strategy::versus_default; empty = none), at each message size below the largest one a
 // nominee is nominated at where none is: the nominee the model expects to gain the most over
 // the default there (expected_gain), when it expects more than kExtendGain. The pick there is
-// the default or its alias, but the model may be unsure of that: at 4-16 B on 576 ranks of
+// mostly the default or its alias, but the model may be unsure of that: at 4-16 B on 576 ranks of
 // pise, recursive doubling was nominated only from 32 B up while the default ran an algorithm
 // up to 46 % slower below (bench/README.md, "Nominees where the default is the pick"). Its
 // runs measure those sizes anyway at little cost (a run's time is in its largest sizes; a
