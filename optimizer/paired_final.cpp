@@ -95,10 +95,12 @@ double look_cost(int rounds, const std::set<TuningConfig>& tested,
 
 FirstLookCandidate cluster_first_look(const ClusterStrategy& strategy, int comm_size, int per_size,
                                       const SearchLatencies& latencies, const SearchSpace& space) {
+  // The picks once: the candidates and the nominees read the same ones.
+  const std::vector<ClusterChoice> ungated = strategy.recommend({comm_size}, 0.0);
   std::vector<Choice> picks;
-  for (const auto& c : strategy.recommend({comm_size}, 0.0))
+  for (const auto& c : ungated)
     picks.push_back({c.msg_size, c.config, c.latency_us, c.default_us, c.gain_sd});
-  const ClusterFinalists finalists = cluster_finalists(strategy, comm_size, per_size);
+  const ClusterFinalists finalists = cluster_finalists(strategy, comm_size, per_size, &ungated);
   FirstLookCandidate out;
   std::set<std::int64_t> riders;
   out.nominated =
@@ -321,19 +323,32 @@ std::optional<std::pair<std::int64_t, std::int64_t>> look_size_span(
   return span;
 }
 
-std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
-                                                   int per_size) {
+namespace {
+
+// cluster_final_candidates given the strategy's ungated picks at `comm_size`.
+std::vector<TuningConfig> final_candidates_of(const ClusterStrategy& strategy, int comm_size,
+                                              int per_size,
+                                              const std::vector<ClusterChoice>& picks) {
   std::vector<TuningConfig> out = strategy.finalists(comm_size, per_size);
-  for (const auto& choice : strategy.recommend({comm_size}, 0.0))
+  for (const auto& choice : picks)
     if (!choice.config.is_default() && choice.confidence >= kNominateOdds &&
         std::find(out.begin(), out.end(), choice.config) == out.end())
       out.push_back(choice.config);
   return out;
 }
 
-ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size) {
+}  // namespace
+
+std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strategy, int comm_size,
+                                                   int per_size) {
+  return final_candidates_of(strategy, comm_size, per_size, strategy.recommend({comm_size}, 0.0));
+}
+
+ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size,
+                                   const std::vector<ClusterChoice>* picks) {
   ClusterFinalists out;
-  out.configs = cluster_final_candidates(strategy, comm_size, per_size);
+  out.configs = picks ? final_candidates_of(strategy, comm_size, per_size, *picks)
+                      : cluster_final_candidates(strategy, comm_size, per_size);
   out.model = strategy.versus_default(comm_size, {out.configs.begin(), out.configs.end()});
   return out;
 }

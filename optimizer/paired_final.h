@@ -237,12 +237,14 @@ std::vector<TuningConfig> cluster_final_candidates(const ClusterStrategy& strate
 
 // The final candidates at `comm_size` (cluster_final_candidates) with the strategy's
 // comparisons of them with the default there (ClusterStrategy::versus_default): what
-// final_nominees takes at a comm size a whole-cluster search ran.
+// final_nominees takes at a comm size a whole-cluster search ran. `picks`: the strategy's
+// ungated picks there (recommend({comm_size}, 0)) when the caller has them (null: asked).
 struct ClusterFinalists {
   std::vector<TuningConfig> configs;
   VersusDefault model;
 };
-ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size);
+ClusterFinalists cluster_finalists(const ClusterStrategy& strategy, int comm_size, int per_size,
+                                   const std::vector<ClusterChoice>* picks = nullptr);
 
 // The nominees still open after a look: at some size they are nominated for, not one of
 // `riders` (final_nominees), their interval (`intervals`, per candidate, one per entry of
