@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/stats.h"
 
@@ -139,17 +140,15 @@ std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<doubl
     const double m = mean(d);
     r.ratio = std::exp(m);
     if (d.size() < 2) continue;
-    double pooled_ss = 0, pooled_df = 0;
-    for (int j = std::max(0, k - options.pool_radius);
-         j <= std::min(n_sizes - 1, k + options.pool_radius); ++j) {
-      const auto& w = log_ratios[static_cast<std::size_t>(j)];
-      if (w.size() < 2) continue;
-      pooled_ss += sum_sq_dev(w);
-      pooled_df += static_cast<double>(w.size() - 1);
-    }
+    const int first = std::max(0, k - options.pool_radius);
+    const int last = std::min(n_sizes - 1, k + options.pool_radius);
+    const PooledVariance pooled = pooled_variance(
+        std::span(log_ratios)
+            .subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(last - first + 1)),
+        k - first, options.lend_alpha);
     const double own_var = sum_sq_dev(d) / static_cast<double>(d.size() - 1);
-    const double var = std::max(own_var, pooled_ss / pooled_df);
-    const double t = student_t_quantile(1 - alpha_look / 2, pooled_df);
+    const double var = std::max(own_var, pooled.variance);
+    const double t = student_t_quantile(1 - alpha_look / 2, pooled.df);
     const double half = t * std::sqrt(var / static_cast<double>(d.size()));
     r.lower = std::exp(m - half);
     r.upper = std::exp(m + half);
@@ -158,6 +157,71 @@ std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<doubl
     else if (m - half > 0)
       r.verdict = PairedVerdict::slower;
   }
+  return out;
+}
+
+PooledVariance pooled_variance(std::span<const std::vector<double>> window, int own,
+                               double lend_alpha) {
+  const int n_sizes = static_cast<int>(window.size());
+  // kept[j][i]: pair i of size j counts in the reference scale of the outlier test.
+  std::vector<std::vector<bool>> kept;
+  for (const auto& w : window) kept.emplace_back(w.size(), true);
+  auto size_stats = [&](int j, int skip) {  // (sum of squares, pairs, mean) of j's kept pairs
+    const auto& w = window[static_cast<std::size_t>(j)];
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < static_cast<int>(w.size()); ++i)
+      if (kept[j][i] && i != skip) sum += w[i], ++n;
+    if (n == 0) return std::tuple<double, int, double>{0, 0, 0};
+    const double m = sum / n;
+    double ss = 0;
+    for (int i = 0; i < static_cast<int>(w.size()); ++i)
+      if (kept[j][i] && i != skip) ss += (w[i] - m) * (w[i] - m);
+    return std::tuple<double, int, double>{ss, n, m};
+  };
+  auto total = [&] {
+    double ss = 0, df = 0;
+    for (int j = 0; j < n_sizes; ++j) {
+      const auto [s, n, m] = size_stats(j, -1);
+      if (n >= 2) ss += s, df += n - 1;
+    }
+    return std::pair<double, double>{ss, df};
+  };
+  // Bonferroni outlier test on externally studentized residuals, one pair at a time: the pair
+  // furthest from the other pairs of its size, scaled by the window's pooled variance without
+  // it, is set aside while its t exceeds the Bonferroni bound over the pairs tested.
+  while (lend_alpha > 0) {
+    const auto [ss_all, df_all] = total();
+    double worst_t = 0, worst_df = 0;
+    int worst_j = -1, worst_i = -1, tested = 0;
+    for (int j = 0; j < n_sizes; ++j) {
+      const auto& w = window[static_cast<std::size_t>(j)];
+      const auto [ss_j, n_j, m_j] = size_stats(j, -1);
+      if (n_j < 2) continue;  // no other pair of its size to measure a residual against
+      for (int i = 0; i < static_cast<int>(w.size()); ++i) {
+        if (!kept[j][i]) continue;
+        const auto [ss_rest, n_rest, m_rest] = size_stats(j, i);
+        const double df = df_all - 1;
+        const double ss = ss_all - ss_j + ss_rest;
+        if (df < 1 || ss <= 0) continue;
+        ++tested;
+        const double t =
+            std::abs(w[i] - m_rest) / std::sqrt(ss / df * (1 + 1.0 / static_cast<double>(n_rest)));
+        if (t > worst_t) worst_t = t, worst_df = df, worst_j = j, worst_i = i;
+      }
+    }
+    if (worst_j < 0 || worst_t <= student_t_quantile(1 - lend_alpha / (2.0 * tested), worst_df))
+      break;
+    kept[worst_j][worst_i] = false;
+  }
+  // The own size lends itself all its pairs; the neighbours only those kept.
+  std::fill(kept[own].begin(), kept[own].end(), true);
+  const auto [ss, df] = total();
+  PooledVariance out;
+  out.df = df;
+  out.variance = df > 0 ? ss / df : 0;
+  for (const auto& k : kept)
+    out.set_aside += static_cast<int>(std::count(k.begin(), k.end(), false));
   return out;
 }
 

@@ -11,11 +11,13 @@
 // candidate that is not faster stays <= alpha whatever the stopping rule does). The variance is
 // pooled over the size and its pool_radius neighbours on each side (OSU sizes are powers of two,
 // neighbours have similar noise); the size's own variance is used when it is larger, so one noisy
-// size is not hidden by quiet neighbours. Degrees of freedom: sum over the window of (n_j - 1).
+// size is not hidden by quiet neighbours, and a neighbour's outlying pair is not lent to the pool
+// (pooled_variance). Degrees of freedom: sum over the window of (pairs counted - 1).
 // The full method and why: docs/final-choice.md.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct PairedTestOptions {
   int looks = 3;           // planned looks (alpha is split over them)
   int tests_per_size = 1;  // candidates tested at one size (alpha is split over them)
   int pool_radius = 2;     // neighbouring sizes whose variance is pooled (each side)
+  // A neighbour's pair is lent to the pooled variance unless an outlier test at this level
+  // (over the window's pairs) sets it aside; 0 = every pair is lent. See pooled_variance.
+  double lend_alpha = 0.05;
 };
 
 // What an interval says about a candidate against the default.
@@ -58,6 +63,23 @@ struct PairedInterval {
 // its ratio's upper bound is below 1 - min_gain.
 std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
                                              double min_gain, const PairedTestOptions& options);
+
+// The variance of d pooled over a window of sizes (`window`, in increasing order) for the size
+// at index `own`. With lend_alpha > 0, the pairs of the window are first put through a
+// Bonferroni outlier test at level lend_alpha: one at a time, the pair whose externally
+// studentized residual (its distance to the mean of the other pairs of its size, scaled by the
+// window's pooled variance without it) is largest is set aside while that t exceeds Student's
+// quantile at 1 - lend_alpha / (2 x pairs tested). Pairs set aside at a neighbouring size are
+// not lent: one run's outlier at one size would otherwise widen the intervals of its
+// neighbours. The own size always counts all its pairs, so an outlier still widens the interval
+// of the size it was measured at. `df`: sum over the sizes of (pairs counted - 1).
+struct PooledVariance {
+  double variance = 0;
+  double df = 0;
+  int set_aside = 0;  // pairs of neighbouring sizes not lent
+};
+PooledVariance pooled_variance(std::span<const std::vector<double>> window, int own,
+                               double lend_alpha);
 
 // True while more pairs could change the decision: not proven faster, and the interval still
 // reaches below 1 - min_gain (so a candidate that cannot win any more is decided too).

@@ -4,8 +4,9 @@
 // into tests of N rounds, ordered as a final-phase look orders them: D C1 .. Ck, then Ck .. C1 D
 // (`--nominees` k candidates, all the same code as the default D, each paired with the round's
 // one default run). Every nominee gets the engine's intervals (`paired_intervals`: one look,
-// alpha 0.05, pooled over 2 neighbouring sizes on each side), and every size of every nominee
-// whose interval excludes 1 is a false verdict ("faster" or "slower"). The test promises at
+// alpha 0.05, pooled over 2 neighbouring sizes on each side, a neighbour's outliers not lent
+// unless `--lend-alpha 0`), and every size of every nominee whose interval excludes 1 is a false
+// verdict ("faster" or "slower"). The test promises at
 // most alpha per size and nominee; the rate is printed with the share of tests in which any was
 // called different (sizes of one run, and nominees of one round, are correlated, so that share
 // is not alpha x sizes x nominees).
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
   app.add_option("--nominees", nominees, "candidates per round, all sharing its default run")
       ->check(CLI::PositiveNumber);
   app.add_option("--alpha", alpha, "the test's alpha (one look)");
+  double lend_alpha = colltune::PairedTestOptions{}.lend_alpha;
+  app.add_option("--lend-alpha", lend_alpha,
+                 "level of the outlier test before pooling (0 = every pair lent)");
   CLI11_PARSE(app, argc, argv);
   try {
     std::ifstream in(input);
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
     colltune::PairedTestOptions options;
     options.alpha = alpha;
     options.looks = 1;
+    options.lend_alpha = lend_alpha;
     std::printf(
         "| pairs per test | tests | sizes x nominees tested | called different "
         "| rate (alpha %.2f) | of which \"faster\" (promised <= %.2f) "

@@ -165,5 +165,53 @@ TEST(PairedIntervals, SignificantlySlowerAndSpeedupBounds) {
   EXPECT_NEAR(iv[0].confidence, 1 - 0.05 / 3, 1e-12);
 }
 
+// Five sizes of four pairs, a 10 % gain with little noise; at the second size one run was an
+// outlier (its pair's log-ratio 0.9 above the others). Lent to its neighbours, that pair would
+// widen their intervals so much that none is proven; set aside, it widens only its own size's.
+std::vector<std::vector<double>> gain_with_one_outlier() {
+  const double g = std::log(0.9);
+  std::vector<std::vector<double>> d;
+  for (int s = 0; s < 5; ++s) d.push_back({g + 0.03, g - 0.02, g + 0.01, g - 0.025 + 0.005 * s});
+  d[1][2] += 0.9;
+  return d;
+}
+
+TEST(PairedIntervals, AnOutlierAtOneSizeIsNotLentToItsNeighbours) {
+  const auto d = gain_with_one_outlier();
+  PairedTestOptions lend_all;
+  lend_all.lend_alpha = 0;
+  const auto before = paired_intervals(d, 0.0, lend_all);
+  for (int s : {0, 2, 3}) EXPECT_EQ(before[s].verdict, PairedVerdict::open) << s;
+  const auto after = paired_intervals(d, 0.0, PairedTestOptions{});
+  for (int s : {0, 2, 3, 4}) EXPECT_EQ(after[s].verdict, PairedVerdict::faster) << s;
+  // The outlier's own size still counts it: not proven there.
+  EXPECT_EQ(after[1].verdict, PairedVerdict::open);
+  EXPECT_EQ(after[1].upper, before[1].upper);
+  EXPECT_EQ(pooled_variance(d, 2, 0.05).set_aside, 1);
+  EXPECT_EQ(pooled_variance(d, 1, 0.05).set_aside, 0);  // its own size lends it to itself
+  EXPECT_EQ(pooled_variance(d, 1, 0.05).df, 15);
+  EXPECT_EQ(pooled_variance(d, 2, 0.05).df, 14);
+}
+
+TEST(PairedIntervals, WithoutOutliersEveryPairIsLent) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 0.05);
+  std::vector<std::vector<double>> d(5);
+  for (auto& at_size : d)
+    for (int i = 0; i < 4; ++i) at_size.push_back(noise(rng));
+  const PooledVariance robust = pooled_variance(d, 2, 0.05), lent = pooled_variance(d, 2, 0);
+  EXPECT_EQ(robust.set_aside, 0);
+  EXPECT_DOUBLE_EQ(robust.variance, lent.variance);
+  EXPECT_EQ(robust.df, 15);
+  // Two pairs at a size: an outlying pair difference sets one of them aside, and the size
+  // lends nothing (one pair has no variance to lend).
+  std::vector<std::vector<double>> two(3, {0.01, -0.01});
+  two[0] = {0.01, 1.5};
+  const PooledVariance p = pooled_variance(two, 1, 0.05);
+  EXPECT_EQ(p.set_aside, 1);
+  EXPECT_EQ(p.df, 2);
+  EXPECT_NEAR(p.variance, 0.0002, 1e-12);
+}
+
 }  // namespace
 }  // namespace colltune
