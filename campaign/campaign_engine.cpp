@@ -378,29 +378,30 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         if (!unaffordable.count(c)) open.insert(c);
       if (open.empty() && !replay) break;
       int rounds = next_look_rounds(data.jobs, data.runs, static_cast<int>(open.size()) + 1, seq);
+      bool leftover_look = false;
       if (rounds == 0 && leftover_pass) {  // a first look past the size's looks and cap
         std::set<TuningConfig> first_looks;
         for (const auto& c : untested_nominees(nominated, options.msg_sizes, open, intervals))
-          if (leftover_looked.insert(c).second) first_looks.insert(c);  // once: its runs may fail
+          if (!leftover_looked.count(c)) first_looks.insert(c);  // once: its runs may fail
         open = std::move(first_looks);
-        if (!open.empty()) rounds = seq.rounds_per_look;
+        if (!open.empty()) rounds = seq.rounds_per_look, leftover_look = true;
       }
-      if (replay) {  // the look as recorded: what it left out of `open`, it left out for money
+      if (replay) {  // the look as recorded: what it left out, it left out for money
         std::set<TuningConfig> looked;
         for (const auto& c : recorded[replayed++].request.at("configs"))
           looked.insert(c.get<TuningConfig>());
-        for (const auto& c : open)
-          if (!looked.count(c)) unaffordable.insert(c);
+        record_look(open, looked, leftover_look, &unaffordable, &leftover_looked);
         continue;
       }
       if (rounds == 0) break;
       if (look_budget) {
         const std::set<TuningConfig> paid = affordable_nominees(
             nominated, open, rounds, look_budget(), data.jobs == 0 && !leftover_pass);
-        for (const auto& c : open)
-          if (!paid.count(c)) unaffordable.insert(c);
+        record_look(open, paid, leftover_look, &unaffordable, &leftover_looked);
         open = paid;
         if (open.empty()) break;
+      } else {
+        record_look(open, open, leftover_look, &unaffordable, &leftover_looked);
       }
       if (cancel.cancelled()) return EngineOutcome::interrupted;
       std::vector<TuningConfig> configs{TuningConfig::default_decision()};

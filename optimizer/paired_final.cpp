@@ -286,6 +286,19 @@ std::set<TuningConfig> untested_nominees(
   return out;
 }
 
+void record_look(const std::set<TuningConfig>& open, const std::set<TuningConfig>& looked,
+                 bool leftover_look, std::set<TuningConfig>* unaffordable,
+                 std::set<TuningConfig>* leftover_looked) {
+  bool any = false;
+  for (const auto& c : looked) any = any || open.count(c) > 0;
+  if (!leftover_look || !any)
+    for (const auto& c : open)
+      if (!looked.count(c)) unaffordable->insert(c);
+  if (leftover_look)
+    for (const auto& c : looked)
+      if (open.count(c)) leftover_looked->insert(c);
+}
+
 std::set<TuningConfig> affordable_nominees(const std::map<std::int64_t, TuningConfig>& nominated,
                                            const std::set<TuningConfig>& open, int rounds,
                                            const FinalLookBudget& budget, bool first) {

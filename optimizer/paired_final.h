@@ -208,6 +208,20 @@ std::set<TuningConfig> untested_nominees(
     const std::vector<std::int64_t>& msg_sizes, const std::set<TuningConfig>& open,
     const std::map<TuningConfig, std::vector<PairedInterval>>& intervals);
 
+// What a look that tests `looked` of the `open` nominees leaves for later, in a size's final
+// phase under a campaign's node-second budget. A look within the size's planned looks and cap
+// (`leftover_look` false) leaves out what it could not pay for: those stay untested
+// (`unaffordable`). A leftover look (leftover_look_budget) marks the nominees it tests as given
+// their leftover look (`leftover_looked`: once each, their runs may fail) and leaves the others
+// to a leftover look of their own with the money then left: one look of nominees nominated far
+// apart measures every message size between them for the default and each of them, so two
+// looks can cost less than one (hpc64x128 allreduce at 1024 ranks: 15.0 and 21.6 node-seconds
+// apart, 78.3 together; bench/README.md "A leftover look's nominees left out get a look of
+// their own"). A leftover look that tests none leaves them all untested.
+void record_look(const std::set<TuningConfig>& open, const std::set<TuningConfig>& looked,
+                 bool leftover_look, std::set<TuningConfig>* unaffordable,
+                 std::set<TuningConfig>* leftover_looked);
+
 // The `open` nominees a look of `rounds` rounds tests under `budget`: on the first look
 // (`first`) the planned ones only; of those, all when the look fits, else as many as fit, those
 // nominated at the most message sizes first (`nominated`); none when not even one does.

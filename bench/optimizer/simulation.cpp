@@ -277,12 +277,13 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
       if (!unaffordable.count(c)) open.insert(c);
     if (open.empty()) break;
     int rounds = next_look_rounds(out.looks, out.runs, static_cast<int>(open.size()) + 1, seq);
+    bool leftover_look = false;
     if (rounds == 0 && options.leftover) {  // a first look past the size's looks and cap
       std::set<TuningConfig> first_looks;
       for (const auto& c : untested_nominees(nominated, sizes, open, intervals))
-        if (leftover_looked.insert(c).second) first_looks.insert(c);  // once, as the engine
+        if (!leftover_looked.count(c)) first_looks.insert(c);  // once, as the engine
       open = std::move(first_looks);
-      if (!open.empty()) rounds = seq.rounds_per_look;
+      if (!open.empty()) rounds = seq.rounds_per_look, leftover_look = true;
     }
     if (rounds == 0) break;
     if (options.unspent_node_seconds) {
@@ -292,10 +293,11 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
                                    options.run_price, options.planned, options.leftover};
       const std::set<TuningConfig> paid =
           affordable_nominees(nominated, open, rounds, budget, out.looks == 0 && !options.leftover);
-      for (const auto& c : open)
-        if (!paid.count(c)) unaffordable.insert(c);
+      record_look(open, paid, leftover_look, &unaffordable, &leftover_looked);
       open = paid;
       if (open.empty()) break;
+    } else {
+      record_look(open, open, leftover_look, &unaffordable, &leftover_looked);
     }
     const auto span = look_size_span(nominated, open);
     const auto lo = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), span->first) -

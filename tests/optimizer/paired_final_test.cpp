@@ -287,6 +287,48 @@ TEST(PairedFinal, ALeftoverLookSpendsWhatIsUnspentOnTheNomineesNoLookTested) {
   EXPECT_EQ(untested_nominees(size.nominated, sizes, {a}, intervals), std::set<TuningConfig>{});
 }
 
+// Two untested nominees nominated far apart, as Rabenseifner (dear at the small size below it)
+// and the nonoverlapping allreduce at 1024 ranks: one look of both measures every size between
+// them for all three runs and does not fit; the leftover look tests the one nominated at more
+// sizes, and the other, not marked untested for money, gets a leftover look of its own from
+// what is then left. A look within the planned looks leaves its left-out nominees untested, as
+// does a leftover look that tests none.
+TEST(PairedFinal, ALeftoverLookLeavesTheNomineesItCannotPayForToALookOfTheirOwn) {
+  const TuningConfig near{2, 0, 0}, far{6, 0, 0};
+  FirstLookCandidate size;
+  size.nominated = {{2048, near}, {4096, far}, {8192, far}};
+  size.run_price = [&](const TuningConfig& c, std::int64_t lo, std::int64_t) {
+    return c == far && lo <= 2048 ? 26.0 : 4.0;  // far is dear at 2048 B
+  };
+  const FinalLookBudget budget = leftover_look_budget(size, 60);
+  const std::set<TuningConfig> both = {near, far};
+  EXPECT_DOUBLE_EQ(look_cost(2, both, size.nominated, size.run_price), 2 * (4 + 4 + 26));
+  EXPECT_DOUBLE_EQ(look_cost(2, {far}, size.nominated, size.run_price), 16);
+  EXPECT_DOUBLE_EQ(look_cost(2, {near}, size.nominated, size.run_price), 16);
+  const std::set<TuningConfig> paid = affordable_nominees(size.nominated, both, 2, budget, false);
+  EXPECT_EQ(paid, std::set<TuningConfig>{far});  // nominated at two sizes
+  std::set<TuningConfig> unaffordable, leftover_looked;
+  record_look(both, paid, true, &unaffordable, &leftover_looked);
+  EXPECT_TRUE(unaffordable.empty());
+  EXPECT_EQ(leftover_looked, std::set<TuningConfig>{far});
+  // The next leftover look, with 60 - 16 left, tests `near` alone.
+  const FinalLookBudget after = leftover_look_budget(size, 44);
+  EXPECT_EQ(affordable_nominees(size.nominated, {near}, 2, after, false),
+            std::set<TuningConfig>{near});
+  record_look({near}, {near}, true, &unaffordable, &leftover_looked);
+  EXPECT_EQ(leftover_looked, both);
+  // Had nothing been left for it: untested for money.
+  std::set<TuningConfig> none_paid, none_looked;
+  record_look({near}, {}, true, &none_paid, &none_looked);
+  EXPECT_EQ(none_paid, std::set<TuningConfig>{near});
+  EXPECT_TRUE(none_looked.empty());
+  // A look within the size's planned looks: what it leaves out stays untested.
+  std::set<TuningConfig> planned_out, planned_looked;
+  record_look(both, {far}, false, &planned_out, &planned_looked);
+  EXPECT_EQ(planned_out, std::set<TuningConfig>{near});
+  EXPECT_TRUE(planned_looked.empty());
+}
+
 TEST(PairedFinal, ALookMeasuresFromTheSmallestToTheLargestSizeAnOpenNomineeIsNominatedFor) {
   const TuningConfig a{6, 0, 0}, b{2, 8192, 4};
   const std::map<std::int64_t, TuningConfig> nominated = {{8, a}, {64, b}, {256, a}, {4096, b}};
