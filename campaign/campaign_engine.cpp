@@ -400,9 +400,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         record_look(open, paid, leftover_look, &unaffordable, &leftover_looked);
         open = paid;
         if (open.empty()) break;
-      } else {
-        record_look(open, open, leftover_look, &unaffordable, &leftover_looked);
-      }
+      }  // a leftover pass always has a budget (leftover_pass)
       if (cancel.cancelled()) return EngineOutcome::interrupted;
       std::vector<TuningConfig> configs{TuningConfig::default_decision()};
       configs.insert(configs.end(), open.begin(), open.end());

@@ -296,9 +296,7 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
       record_look(open, paid, leftover_look, &unaffordable, &leftover_looked);
       open = paid;
       if (open.empty()) break;
-    } else {
-      record_look(open, open, leftover_look, &unaffordable, &leftover_looked);
-    }
+    }  // a leftover look (options.leftover) always has a budget
     const auto span = look_size_span(nominated, open);
     const auto lo = static_cast<std::size_t>(std::find(sizes.begin(), sizes.end(), span->first) -
                                              sizes.begin());
