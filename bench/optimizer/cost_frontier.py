@@ -7,6 +7,7 @@ seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s 
 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
                         [--first-seed N] [--verified-only] [--settings JSON]
+                        [--profile NAME SIZES PPN TOP]...
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -19,9 +20,13 @@ kept variants were chosen on (bench/README.md "The batch check on seeds no chang
 on"). --verified-only: without --total, only the rows with every listed size verified (the
 default mode as a campaign runs it), not also those with the largest size gated. --settings
 JSON: bo-cluster's settings (the bench's --settings), e.g. '{"cost_model_nodes": false}' for an
-ablation in the same build. The bench is run as an argv vector, never through a shell.
+ablation in the same build. --profile NAME SIZES PPN TOP (repeatable): run these simulated
+clusters instead of pise and hpc64x128, e.g. `--profile ethernet16 2,4,8,16,32,64,128,256 16
+128` (TOP: the size above which the gated rows leave sizes unverified); the held-out profiles of
+bench/README.md "Held-out clusters". The bench is run as an argv vector, never through a shell.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -57,8 +62,23 @@ def take_option(args, flag, missing):
     return value
 
 
+def take_profiles(args):
+    """Removes every `--profile NAME SIZES PPN TOP` from args; {NAME: (SIZES, PPN, TOP)}, or
+    PROFILES without one."""
+    profiles = {}
+    while "--profile" in args:
+        at = args.index("--profile")
+        if at + 4 >= len(args):
+            sys.exit("--profile needs NAME SIZES PPN TOP")
+        name, sizes, ppn, top = args[at + 1:at + 5]
+        profiles[name] = (sizes, ppn, top)
+        del args[at:at + 5]
+    return profiles or PROFILES
+
+
 def main():
     args = sys.argv[1:]
+    profiles = take_profiles(args)
     jsonl_path = take_option(args, "--jsonl", __doc__)
     jsonl = open(jsonl_path, "w", encoding="utf-8") if jsonl_path else None
     first_seed = take_option(args, "--first-seed", "--first-seed needs a number") or "1"
@@ -69,6 +89,7 @@ def main():
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
+    os.makedirs(cache, exist_ok=True)
     seeds = args[3] if len(args) > 3 else "5"
     c_method = C_TOTAL if total else C
     bench = f"{build}/bench/optimizer/colltune-bench-cluster"
@@ -77,7 +98,7 @@ def main():
           "| (c) regret %, x (a) | (c) node-s, % of (a) (search) | (b)/(c) "
           + ("| nominated cells left untested |" if total else "| unverified cells > 5 % slower |"))
     print("|---|---|---|---|---|---|---|---|---|")
-    for profile, (sizes, ppn, top) in PROFILES.items():
+    for profile, (sizes, ppn, top) in profiles.items():
         for collective in COLLECTIVES:
             for budget in budgets:
                 for unverified in ("0",) if total or verified_only else ("0", top):

@@ -15,7 +15,7 @@ namespace {
 
 TEST(Profiles, TheShippedProfilesLoad) {
   const auto names = available_profiles();
-  for (const char* expected : {"pise", "ethernet-pair", "hpc64x128", "local"}) {
+  for (const char* expected : {"pise", "ethernet-pair", "ethernet16", "hpc64x128", "local"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
     const ClusterProfile p = load_profile(expected);
     EXPECT_EQ(p.name, expected);
@@ -26,6 +26,7 @@ TEST(Profiles, TheShippedProfilesLoad) {
   EXPECT_EQ(load_profile("hpc64x128").nodes * load_profile("hpc64x128").cores_per_node, 8192);
   EXPECT_EQ(load_profile("local").cores_per_node, 2);
   EXPECT_EQ(load_profile("ethernet-pair").nodes, 2);
+  EXPECT_EQ(load_profile("ethernet16").nodes * load_profile("ethernet16").cores_per_node, 256);
 }
 
 TEST(Profiles, JsonRoundTripAndFileLoading) {
