@@ -436,6 +436,7 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
         pick["note"] =
             "not tested: the campaign's node-second budget (cluster.total_node_seconds) could "
             "not pay for testing the candidate here; Open MPI's default stands";
+        pick["untested_for_money"] = true;
       } else if (pick.at("best_us").is_null()) {
         // Nothing known at this size: a failure (below), unless a whole-cluster search never
         // ran this comm size at all (its node-second budget ran out first) and its model is

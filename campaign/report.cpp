@@ -159,6 +159,7 @@ CampaignReport build_campaign_report(Store& store, std::int64_t campaign_id,
       // "not_run": a whole-cluster size its search never reached; the default stands (note).
       r.source = p.extra.value("source", std::string("measured"));
       r.note = p.extra.value("note", std::string());
+      r.untested_for_money = p.extra.value("untested_for_money", false);
       r.default_us = r.search_default_us;
       r.best_us = r.search_best_us;
       // The speed-up and its interval: from the re-measure with the file loaded when there is
@@ -301,6 +302,7 @@ nlohmann::json CampaignReport::to_json() const {
                         {"best_us_range", r.best_us_range}};
     if (!r.candidate.is_null()) e["candidate"] = r.candidate;
     if (!r.note.empty()) e["note"] = r.note;
+    if (r.untested_for_money) e["untested_for_money"] = true;
     if (r.remeasure_samples) e["remeasure_samples"] = *r.remeasure_samples;
     results_json.push_back(std::move(e));
   }

@@ -70,6 +70,9 @@ struct ReportResult {
   // default stands, `note` says why); predicted cells: `predicted`
   std::string source = "measured";
   std::string note;
+  // A whole-cluster campaign's total (cluster.total_node_seconds) could not pay for testing
+  // `candidate` here: the default stands untested (`note` says so).
+  bool untested_for_money = false;
   nlohmann::json reverted;   // null, or why the rules stage put the default back
   nlohmann::json candidate;  // null, or the paired phase's candidate when it was not kept
   bool remeasured = false;

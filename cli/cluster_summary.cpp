@@ -48,6 +48,21 @@ void print_cluster_summary(std::FILE* out, const nlohmann::json& report) {
       std::fprintf(out, ", the rest default");
     }
     std::fprintf(out, "; above P=%d: Open MPI's default\n", c.value("max_comm_size", 0));
+    std::set<int> unpaid_at;
+    int unpaid = 0;
+    for (const auto& r : report.value("results", nlohmann::json::array()))
+      if (r.value("collective", std::string()) == coll && r.value("untested_for_money", false)) {
+        unpaid_at.insert(r.at("comm_size").get<int>());
+        ++unpaid;
+      }
+    if (unpaid > 0)
+      std::fprintf(out,
+                   "    %d cell%s at P=%s kept Open MPI's default untested: the total "
+                   "node-seconds could not pay to test %s candidate%s (a larger "
+                   "--total-node-seconds, or a search budget with the final phases on top, "
+                   "tests them)\n",
+                   unpaid, unpaid == 1 ? "" : "s", join(unpaid_at).c_str(),
+                   unpaid == 1 ? "its" : "their", unpaid == 1 ? "" : "s");
   }
 }
 

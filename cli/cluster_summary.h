@@ -1,6 +1,7 @@
 // The end-of-campaign lines of a whole-cluster campaign (docs/whole-cluster.md): per collective
 // the sizes measured, the sizes predicted with how many cells got a tuned choice and their
-// confidence, and the policy above the range.
+// confidence, and the policy above the range; and, under a budget for the whole campaign, the
+// cells whose candidates it could not pay to test (the default stands there, untested).
 #pragma once
 
 #include <cstdio>

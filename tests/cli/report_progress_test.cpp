@@ -134,6 +134,45 @@ TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
   EXPECT_EQ(summary(json{{"results", json::array()}}), "");
 }
 
+TEST(ClusterSummary, CountsTheCellsATotalBudgetCouldNotPayToTest) {
+  const auto summary = [](const json& report) {
+    std::FILE* f = std::tmpfile();
+    print_cluster_summary(f, report);
+    std::string text = read_all(f);
+    std::fclose(f);
+    return text;
+  };
+  const auto result = [](const char* collective, int p, bool unpaid) {
+    json r = {{"collective", collective}, {"comm_size", p}, {"pairs", unpaid ? 0 : 2}};
+    if (unpaid) r["untested_for_money"] = true;
+    return r;
+  };
+  const json report = {
+      {"cluster",
+       json::array({{{"collective", "reduce"}, {"measured", {2, 8}}, {"max_comm_size", 8}},
+                    {{"collective", "bcast"}, {"measured", {2, 8}}, {"max_comm_size", 8}}})},
+      {"predicted", json::array()},
+      {"results", json::array({result("reduce", 8, true), result("reduce", 8, true),
+                               result("reduce", 2, true), result("reduce", 2, false),
+                               result("bcast", 8, false), result("bcast", 2, true)})}};
+  const std::string text = summary(report);
+  // Per collective, under its own line: how many cells and at which sizes.
+  EXPECT_NE(text.find("  reduce: measured P=2,8; nothing predicted (no size in the range was left "
+                      "unmeasured); above P=8: Open MPI's default\n    3 cells at P=2,8 kept Open "
+                      "MPI's default untested: the total node-seconds could not pay to test their "
+                      "candidates"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Open MPI's default\n    1 cell at P=2 kept Open MPI's default untested: "
+                      "the total node-seconds could not pay to test its candidate ("),
+            std::string::npos)
+      << text;
+  // Without such cells, no such line.
+  json paid = report;
+  paid["results"] = json::array({result("reduce", 8, false)});
+  EXPECT_EQ(summary(paid).find("untested"), std::string::npos);
+}
+
 TEST(Progress, RulesStageJobsNameTheirOwnContext) {
   // A campaign of two contexts on the simulated backend; after both are done, jobs of the first
   // context must not be labelled with the last one (the rules stage runs them in that order).

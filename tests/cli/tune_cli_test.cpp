@@ -478,16 +478,28 @@ TEST_F(TuneCliTest, WholeClusterTotalBudgetCoversSearchAndFinalPhases) {
   EXPECT_GT(search + final_phases, 80.0) << "most of the budget is spent";
   // Every size got a look; a nominee the budget could not test keeps the default, and says so.
   std::map<int, int> pairs_at;
+  int unpaid = 0;
   for (const auto& cell : report.at("results")) {
     const int p = cell.at("comm_size");
     pairs_at[p] = std::max(pairs_at[p], cell.at("pairs").get<int>());
     if (cell.value("note", std::string()).rfind("not tested: the campaign's node-second", 0) == 0) {
+      ++unpaid;
       EXPECT_EQ(cell.at("best_name"), "default") << cell.dump();
       EXPECT_EQ(cell.at("pairs"), 0) << cell.dump();
       EXPECT_FALSE(cell.at("candidate").is_null()) << cell.dump();
+      EXPECT_TRUE(cell.value("untested_for_money", false)) << cell.dump();
+    } else {
+      EXPECT_FALSE(cell.contains("untested_for_money")) << cell.dump();
     }
   }
   EXPECT_EQ(pairs_at, (std::map<int, int>{{2, 2}, {4, 2}, {8, 2}}));
+  // The end-of-campaign lines count them (and say nothing when there are none).
+  const auto line = r.stdout_text.find(" kept Open MPI's default untested: the total node-seconds");
+  EXPECT_EQ(line != std::string::npos, unpaid > 0) << unpaid << "\n" << r.stdout_text;
+  if (unpaid > 0) {
+    EXPECT_NE(r.stdout_text.find("    " + std::to_string(unpaid) + " cell"), std::string::npos)
+        << r.stdout_text;
+  }
 
   // One budget at most: the search's or the whole campaign's.
   auto both = run_process(

@@ -135,6 +135,9 @@ export interface ReportResult {
   layout_from?: number;
   layout?: { nodes: number; ppn: number | null };
   note?: string;
+  // A budget for the whole campaign could not pay for testing the candidate here: the default
+  // stands untested (note says so).
+  untested_for_money?: boolean;
 }
 
 export interface ReportContext {
