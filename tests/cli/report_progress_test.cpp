@@ -29,6 +29,15 @@ std::string read_all(std::FILE* f) {
   return text;
 }
 
+// What print_cluster_summary prints for `report`.
+std::string summary(const json& report) {
+  std::FILE* f = std::tmpfile();
+  print_cluster_summary(f, report);
+  std::string text = read_all(f);
+  std::fclose(f);
+  return text;
+}
+
 json result_row(std::int64_t size, int algorithm, double speedup, json low, json high, int pairs,
                 bool tie, json reverted = nullptr) {
   return {{"collective", "reduce"},
@@ -97,13 +106,6 @@ TEST(ReportTable, SaysWhereTheNodeTimeWent) {
 }
 
 TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
-  const auto summary = [](const json& report) {
-    std::FILE* f = std::tmpfile();
-    print_cluster_summary(f, report);
-    std::string text = read_all(f);
-    std::fclose(f);
-    return text;
-  };
   const auto cell = [](int p, int algorithm, double confidence) {
     return json{{"collective", "reduce"},
                 {"comm_size", p},
@@ -135,13 +137,6 @@ TEST(ClusterSummary, SaysWhatWasPredictedOrThatNothingWas) {
 }
 
 TEST(ClusterSummary, CountsTheCellsATotalBudgetCouldNotPayToTest) {
-  const auto summary = [](const json& report) {
-    std::FILE* f = std::tmpfile();
-    print_cluster_summary(f, report);
-    std::string text = read_all(f);
-    std::fclose(f);
-    return text;
-  };
   const auto result = [](const char* collective, int p, bool unpaid) {
     json r = {{"collective", collective}, {"comm_size", p}, {"pairs", unpaid ? 0 : 2}};
     if (unpaid) r["untested_for_money"] = true;
