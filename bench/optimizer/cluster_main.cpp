@@ -180,11 +180,7 @@ nlohmann::json diagnose_cells(const ClusterStrategy& strategy, const std::map<in
       const ClusterChoice& g = gated[i];
       if (g.comm_size != p) continue;
       const ClusterChoice& u = ungated[i];
-      TuningConfig best{};
-      double best_v = std::numeric_limits<double>::infinity();
-      for (const auto& c : l.configs())
-        if (const auto* pt = l.find(c, g.msg_size); pt && pt->truth < best_v)
-          best_v = pt->truth, best = c;
+      const TuningConfig best = l.optimal_config(g.msg_size).value_or(TuningConfig{});
       std::vector<int> best_run_at;
       if (auto it = run_from.find(best); it != run_from.end())
         best_run_at.assign(it->second.begin(), it->second.end());
@@ -370,12 +366,8 @@ int leave_out(const std::vector<std::string>& paths, const std::string& which,
                {"pick_over_best", pick ? pick->truth / out->optimum(k.msg_size) : 0.0},
                {"ungated_pick", free_pick.algorithm},
                {"ungated_over_default", free_pt && dflt ? free_pt->truth / dflt->truth : 0.0}});
-          TuningConfig best{};
-          double best_v = std::numeric_limits<double>::infinity();
-          for (const auto& cfg : near->configs())
-            if (const auto* pt = near->find(cfg, k.msg_size); pt && pt->truth < best_v)
-              best_v = pt->truth, best = cfg;
-          nearest.push_back({k.msg_size, best, 0, 0});
+          nearest.push_back(
+              {k.msg_size, near->optimal_config(k.msg_size).value_or(TuningConfig{}), 0, 0});
           def.push_back({k.msg_size, TuningConfig{}, 0, 0});
         }
         auto add = [](std::vector<double>& to, const std::vector<double>& r) {
@@ -585,6 +577,12 @@ int main(int argc, char** argv) {
                  "final phase; their cells are the model's picks at --min-confidence (an "
                  "experiment: what skipping the verification at the largest sizes costs and "
                  "risks; 0 = verify every size, as a campaign does)");
+  bool oracle_nominees = false;
+  app.add_flag("--oracle-nominees", oracle_nominees,
+               "bo-cluster rows with --final paired: every size's final phase is given the "
+               "landscape's optimum at each message size as its nominee, not the model's pick "
+               "(an experiment: the regret the final phase leaves with a perfect model; not "
+               "with --total-budget, whose plan of the looks is the model's)");
   bool size_prices = false;
   app.add_flag("--size-prices", size_prices,
                "bo-cluster: price runs per size (the median configuration), not per configuration");
@@ -651,6 +649,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (sim.profile.empty()) throw std::invalid_argument("--sim PROFILE is required");
+    if (oracle_nominees && (final_method != "paired" || total_budget > 0))
+      throw std::invalid_argument(
+          "--oracle-nominees needs --final paired and no --total-budget (the plan of a whole "
+          "campaign's looks is made from the model's nominees)");
     if (ppn < 1 && !build_only && !check_cost_model)
       throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
     sim.collectives = {*collective};
@@ -908,8 +910,13 @@ int main(int argc, char** argv) {
               po.reserved_after = plan.after(at);
               po.state = &phases[p];
             }
-            const ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
+            ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
             po.model = finalists.model;
+            if (oracle_nominees) {  // the landscape's optima, each a finalist; no riders
+              choices = bench::oracle_choices(land.at(p), std::move(choices));
+              for (const auto& k : choices) finalists.configs.push_back(k.config);
+              po.model = {};
+            }
             const bench::PairedFinalDraw fin =
                 bench::draw_paired_final(land.at(p), space, choices, finalists.configs,
                                          search_latency[p], searched_runs[p], po, draws);
@@ -1059,6 +1066,7 @@ int main(int argc, char** argv) {
           j["nominated_cells"] = r.nominated_cells;
           j["proven_cells"] = r.proven_cells;
           j["sizes_without_runs"] = r.sizes_without_runs;
+          if (oracle_nominees && r.method.rfind("bo-cluster", 0) == 0) j["oracle_nominees"] = true;
           if (total_budget > 0) {
             j["total_budget"] = total_budget;
             j["untested_cells"] = r.untested_cells;

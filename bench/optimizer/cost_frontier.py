@@ -7,7 +7,7 @@ seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s 
 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
                         [--first-seed N] [--verified-only] [--settings JSON]
-                        [--profile NAME SIZES PPN TOP]...
+                        [--profile NAME SIZES PPN TOP]... [--oracle-nominees]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -23,7 +23,10 @@ JSON: bo-cluster's settings (the bench's --settings), e.g. '{"cost_model_nodes":
 ablation in the same build. --profile NAME SIZES PPN TOP (repeatable): run these simulated
 clusters instead of pise and hpc64x128, e.g. `--profile ethernet16 2,4,8,16,32,64,128,256 16
 128` (TOP: the size above which the gated rows leave sizes unverified); the held-out profiles of
-bench/README.md "Held-out clusters". The bench is run as an argv vector, never through a shell.
+bench/README.md "Held-out clusters". --oracle-nominees (not with --total): (c)'s final phases
+test the landscape's optimum at every message size instead of the model's picks (the bench's
+--oracle-nominees): the regret the final phase leaves with a perfect model (bench/README.md "What
+a perfect model would leave"). The bench is run as an argv vector, never through a shell.
 """
 import json
 import os
@@ -85,7 +88,11 @@ def main():
     settings = take_option(args, "--settings", "--settings needs a JSON object")
     total = "--total" in args
     verified_only = "--verified-only" in args
-    args = [a for a in args if a not in ("--total", "--verified-only")]
+    oracle = "--oracle-nominees" in args
+    if oracle and total:
+        sys.exit("--oracle-nominees is for the default mode: a whole campaign's plan of the "
+                 "looks is made from the model's nominees")
+    args = [a for a in args if a not in ("--total", "--verified-only", "--oracle-nominees")]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -110,6 +117,8 @@ def main():
                             "--unverified-above", unverified]
                     if settings is not None:
                         argv += ["--settings", settings]
+                    if oracle:
+                        argv.append("--oracle-nominees")
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
@@ -127,6 +136,8 @@ def main():
                     c_ns = mean_of(rows, c_method, "node_seconds")
                     c_search = mean_of(rows, c_method, "search_node_seconds")
                     mine = [r for r in rows if r["method"] == c_method]
+                    if oracle and not all(r.get("oracle_nominees") for r in mine):
+                        sys.exit(f"{' '.join(argv)}: (c)'s rows were not run with oracle nominees")
                     if total:  # nominated cells the budget could not pay to test
                         cells = sum(r.get("nominated_cells", 0) for r in mine)
                         slower = sum(r.get("untested_cells", 0) for r in mine)

@@ -81,6 +81,15 @@ double Landscape::optimum(std::int64_t msg_size) const {
   return std::isfinite(best) ? best : std::nan("");
 }
 
+std::optional<TuningConfig> Landscape::optimal_config(std::int64_t msg_size) const {
+  std::optional<TuningConfig> out;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [c, sizes] : points)
+    if (auto s = sizes.find(msg_size); s != sizes.end() && s->second.truth < best)
+      best = s->second.truth, out = c;
+  return out;
+}
+
 std::vector<double> Landscape::draw(const TuningConfig& config,
                                     const std::vector<std::int64_t>& sizes, Rng& rng) const {
   std::vector<double> out;

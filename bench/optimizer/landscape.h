@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct Landscape {
   const LandscapePoint* find(const TuningConfig& config, std::int64_t msg_size) const;
   // Lowest truth at a size over every configuration; NaN when nothing measured it.
   double optimum(std::int64_t msg_size) const;
+  // The configuration of that lowest truth (the first in configuration order on a tie); none
+  // when nothing measured the size.
+  std::optional<TuningConfig> optimal_config(std::int64_t msg_size) const;
   // One run of a configuration: an independent random repeat per size (NaN where missing).
   std::vector<double> draw(const TuningConfig& config, const std::vector<std::int64_t>& sizes,
                            Rng& rng) const;

@@ -24,6 +24,19 @@ const Choice* choice_for(const std::vector<Choice>& choices, std::int64_t size) 
 
 }  // namespace
 
+std::vector<Choice> oracle_choices(const Landscape& landscape, std::vector<Choice> picks) {
+  for (auto& k : picks) {
+    const auto best = landscape.optimal_config(k.msg_size);
+    if (!best) continue;
+    const auto* d = landscape.find(TuningConfig::default_decision(), k.msg_size);
+    k.config = *best;
+    k.latency_us = landscape.find(*best, k.msg_size)->truth;
+    k.default_us = d ? d->truth : std::nan("");
+    k.gain_sd = 0;
+  }
+  return picks;
+}
+
 std::vector<double> regrets(const Landscape& landscape, const std::vector<Choice>& choices) {
   std::vector<double> out;
   for (auto size : landscape.msg_sizes) {

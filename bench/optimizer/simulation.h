@@ -116,6 +116,13 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
                                   const SearchLatencies& search, int search_runs,
                                   const PairedFinalOptions& options, Rng& draws);
 
+// What a perfect model would nominate to a size's final phase (colltune-bench-cluster
+// --oracle-nominees, an experiment: the regret the final phase leaves when the nomination is
+// not the cause): `picks` with each message size's configuration replaced by the landscape's
+// optimal one there (Landscape::optimal_config), its truth as the estimate, the default's truth
+// beside it, and no uncertainty. A size the landscape does not hold keeps its pick.
+std::vector<Choice> oracle_choices(const Landscape& landscape, std::vector<Choice> picks);
+
 // Relative regret of each choice against the landscape optimum (median of repeats); sizes the
 // choices miss count as the default decision's regret (or NaN when it is not recorded).
 std::vector<double> regrets(const Landscape& landscape, const std::vector<Choice>& choices);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bench/optimizer/landscape.h"
+#include "bench/optimizer/simulation.h"
 #include "core/fixed_decision.h"
 
 namespace colltune::bench {
@@ -74,6 +75,41 @@ TEST(RecordedLandscape, MalformedInputNamesTheLine) {
     EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
   }
   fs::remove(csv);
+}
+
+// colltune-bench-cluster --oracle-nominees: each message size's nominee becomes the landscape's
+// optimal configuration with its truth and the default's beside it, the default where nothing
+// beats it; a message size the landscape lacks keeps the pick it had.
+TEST(RecordedLandscape, OracleChoicesAreTheOptimaWithTheirTruths) {
+  ASSERT_EQ(fixed_decision_4_1(Collective::reduce, 4, 4096), 2);
+  ASSERT_EQ(fixed_decision_4_1(Collective::reduce, 4, 2048), 4);  // binary: no point here
+  const fs::path csv = write_csv(
+      "reduce,4,0,0,0,4096,10,search\n"
+      "reduce,4,2,0,3,4096,7,search\n"
+      "reduce,4,1,0,0,4096,9,search\n"
+      "reduce,4,0,0,0,2048,4,search\n"
+      "reduce,4,2,0,3,2048,6,search\n"
+      "reduce,4,1,0,0,2048,5,search\n");
+  const Landscape l = load_landscapes(csv.string(), table()).at(0);
+  fs::remove(csv);
+  const TuningConfig def{}, linear{1, 0, 0}, chain{2, 0, 3};
+  ASSERT_EQ(l.optimal_config(4096), chain);
+  ASSERT_EQ(l.optimal_config(2048), def);
+  EXPECT_FALSE(l.optimal_config(8192));
+  const std::vector<Choice> picks = {
+      {2048, linear, 5.5, 4.5, 0.2}, {4096, linear, 8.5, 10.5, 0.1}, {8192, linear, 20, 30, 0.3}};
+  const std::vector<Choice> oracle = oracle_choices(l, picks);
+  ASSERT_EQ(oracle.size(), 3u);
+  EXPECT_EQ(oracle[0].config, def);
+  EXPECT_DOUBLE_EQ(oracle[0].latency_us, 4);
+  EXPECT_DOUBLE_EQ(oracle[0].default_us, 4);
+  EXPECT_EQ(oracle[1].config, chain);
+  EXPECT_DOUBLE_EQ(oracle[1].latency_us, 7);
+  EXPECT_DOUBLE_EQ(oracle[1].default_us, 10);
+  EXPECT_DOUBLE_EQ(oracle[1].gain_sd, 0);
+  EXPECT_EQ(oracle[2].config, linear);  // not in the landscape: unchanged
+  EXPECT_DOUBLE_EQ(oracle[2].latency_us, 20);
+  EXPECT_DOUBLE_EQ(oracle[2].gain_sd, 0.3);
 }
 
 }  // namespace
