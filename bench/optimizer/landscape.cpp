@@ -73,12 +73,8 @@ const LandscapePoint* Landscape::find(const TuningConfig& config, std::int64_t m
 }
 
 double Landscape::optimum(std::int64_t msg_size) const {
-  double best = std::numeric_limits<double>::infinity();
-  for (const auto& [c, sizes] : points) {
-    auto s = sizes.find(msg_size);
-    if (s != sizes.end()) best = std::min(best, s->second.truth);
-  }
-  return std::isfinite(best) ? best : std::nan("");
+  const auto best = optimal_config(msg_size);
+  return best ? find(*best, msg_size)->truth : std::nan("");
 }
 
 std::optional<TuningConfig> Landscape::optimal_config(std::int64_t msg_size) const {
