@@ -577,6 +577,11 @@ int main(int argc, char** argv) {
                  "final phase; their cells are the model's picks at --min-confidence (an "
                  "experiment: what skipping the verification at the largest sizes costs and "
                  "risks; 0 = verify every size, as a campaign does)");
+  int final_repeats = 3;
+  app.add_option("--final-repeats", final_repeats,
+                 "with --final paired: the campaign spec's final_repeats for every method (its "
+                 "final phase's cap: this many runs of each configuration; the spec's default 3)")
+      ->check(CLI::Range(1, 100));
   bool oracle_nominees = false;
   app.add_flag("--oracle-nominees", oracle_nominees,
                "bo-cluster rows with --final paired: every size's final phase is given the "
@@ -713,6 +718,7 @@ int main(int argc, char** argv) {
         o.batch = batch;
         o.finalists = paired ? 2 : 0;  // the campaign spec's final_candidates
         o.final_pick = paired ? "paired" : "strategy";
+        o.final_repeats = final_repeats;
         auto r = bench::simulate(land.at(p), table, o);
         for (double x : r.regrets) a.regrets.push_back(x), a.by_comm[p].push_back(x);
         a.runs += r.runs;
@@ -898,6 +904,7 @@ int main(int argc, char** argv) {
             const SearchSpace space(*collective, p, table);
             bench::PairedFinalOptions po;
             po.cost = cost;
+            po.final_repeats = final_repeats;
             if (whole_campaign) {
               const auto at = static_cast<std::size_t>(std::find(order.begin(), order.end(), p) -
                                                        order.begin());
@@ -950,6 +957,7 @@ int main(int argc, char** argv) {
                 leftover_look_budget(candidates[at], budget_node_seconds - c.node_seconds);
             bench::PairedFinalOptions po;
             po.cost = cost;
+            po.final_repeats = final_repeats;
             po.unspent_node_seconds = budget.left;
             po.nodes = nodes(p);
             po.run_price = budget.run_price;

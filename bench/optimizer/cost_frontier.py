@@ -8,6 +8,7 @@ seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
                         [--first-seed N] [--verified-only] [--settings JSON]
                         [--profile NAME SIZES PPN TOP]... [--oracle-nominees]
+                        [--final-repeats N]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -26,7 +27,9 @@ clusters instead of pise and hpc64x128, e.g. `--profile ethernet16 2,4,8,16,32,6
 bench/README.md "Held-out clusters". --oracle-nominees (not with --total): (c)'s final phases
 test the landscape's optimum at every message size instead of the model's picks (the bench's
 --oracle-nominees): the regret the final phase leaves with a perfect model (bench/README.md "What
-a perfect model would leave"). The bench is run as an argv vector, never through a shell.
+a perfect model would leave"). --final-repeats N: the final phases' runs of each configuration
+(the bench's --final-repeats, the spec's final_repeats; default 3) for every method. The bench
+is run as an argv vector, never through a shell.
 """
 import json
 import os
@@ -86,6 +89,7 @@ def main():
     jsonl = open(jsonl_path, "w", encoding="utf-8") if jsonl_path else None
     first_seed = take_option(args, "--first-seed", "--first-seed needs a number") or "1"
     settings = take_option(args, "--settings", "--settings needs a JSON object")
+    final_repeats = take_option(args, "--final-repeats", "--final-repeats needs a number")
     total = "--total" in args
     verified_only = "--verified-only" in args
     oracle = "--oracle-nominees" in args
@@ -119,6 +123,8 @@ def main():
                         argv += ["--settings", settings]
                     if oracle:
                         argv.append("--oracle-nominees")
+                    if final_repeats is not None:
+                        argv += ["--final-repeats", final_repeats]
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
