@@ -184,7 +184,8 @@ bool CampaignEngine::execute_job(const JobRecord& job, const CancelFlag& cancel)
 EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                                           const ContextRecord& context, const CancelFlag& cancel,
                                           Strategy* searched,
-                                          const std::function<FinalLookBudget()>& look_budget) {
+                                          const std::function<FinalLookBudget()>& look_budget,
+                                          const std::vector<std::int64_t>& lend_from) {
   SearchSpace space(context.collective, context.comm_size, table_);
   StrategyOptions options;
   options.seed = spec.seed * 1000003ULL + static_cast<std::uint64_t>(context.id);
@@ -342,13 +343,18 @@ EngineOutcome CampaignEngine::run_context(const CampaignRecord& campaign, const 
     seq.test.looks = planned_looks(1 + nominees, seq);
 
     // The final runs (of the jobs before `before_job` only, when given: what a look recorded
-    // earlier was decided on).
+    // earlier was decided on), and those of the neighbouring sizes that lend their variance.
     auto evaluate = [&](std::optional<std::int64_t> before_job = std::nullopt) {
-      auto runs = store_.runs_of_context(context.id, JobPurpose::final);
-      if (before_job)
-        std::erase_if(runs, [&](const RunRecord& r) { return r.job_id >= *before_job; });
-      const PairedFinalData data = paired_final_data(runs, options.msg_sizes);
-      return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test));
+      auto final_runs = [&](std::int64_t context_id) {
+        auto runs = store_.runs_of_context(context_id, JobPurpose::final);
+        if (before_job)
+          std::erase_if(runs, [&](const RunRecord& r) { return r.job_id >= *before_job; });
+        return paired_final_data(runs, options.msg_sizes);
+      };
+      const PairedFinalData data = final_runs(context.id);
+      std::vector<PairedFinalData> lent;
+      for (const std::int64_t id : lend_from) lent.push_back(final_runs(id));
+      return std::make_pair(data, paired_final_intervals(data, seq.min_gain, seq.test, lent));
     };
     // Under a look budget, which nominees a look tests also depends on those the looks before
     // it in the same pass left out for money, which the store does not keep: a resume first

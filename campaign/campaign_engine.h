@@ -68,10 +68,15 @@ class CampaignEngine {
   // used as data without making them (Strategy::reused_runs: a warm start's earlier runs).
   // `look_budget` (whole-cluster, cluster.total_node_seconds): asked before each look of the
   // paired final phase; a look that does not fit is not run (optimizer/paired_final.h).
+  // `lend_from` (whole-cluster): the contexts of the neighbouring measured communicator sizes,
+  // whose final pairs of the same candidate lend their variance to this size's intervals
+  // (paired_final_intervals; docs/final-choice.md, "Neighbouring communicator sizes"): their
+  // final runs recorded before the look being decided, so a resume decides as the first run did.
   EngineOutcome run_context(const CampaignRecord& campaign, const CampaignSpec& spec,
                             const ContextRecord& context, const CancelFlag& cancel,
                             Strategy* searched = nullptr,
-                            const std::function<FinalLookBudget()>& look_budget = {});
+                            const std::function<FinalLookBudget()>& look_budget = {},
+                            const std::vector<std::int64_t>& lend_from = {});
   // Whole-cluster mode (server/cluster_search.cpp): the contexts of one collective searched by
   // one ClusterStrategy, then each measured size's final phase, then the predictions for the
   // sizes not run (saved in the result of the group's first context).

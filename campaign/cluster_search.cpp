@@ -350,6 +350,18 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
   }
   // One size's final phase (run_context: the view of the strategy at that size, the look
   // budget); a failure marks the size failed and ends the group.
+  // The neighbours of each size (group is in increasing comm size): their final pairs lend
+  // their variance to its intervals (run_context's lend_from).
+  auto neighbours = [&](const ContextRecord& c) {
+    std::vector<std::int64_t> ids;
+    const auto at = static_cast<std::size_t>(
+        std::find_if(group.begin(), group.end(),
+                     [&](const ContextRecord& g) { return g.id == c.id; }) -
+        group.begin());
+    if (at > 0 && at < group.size()) ids.push_back(group[at - 1].id);
+    if (at + 1 < group.size()) ids.push_back(group[at + 1].id);
+    return ids;
+  };
   auto final_phase = [&](const ContextRecord& c, const std::function<FinalLookBudget()>& budget) {
     int evaluations = 0;
     for (const auto& job : store_.jobs(campaign.id))
@@ -358,7 +370,7 @@ EngineOutcome CampaignEngine::run_cluster_group(const CampaignRecord& campaign,
     ClusterSizeView view(*strategy, c.comm_size, evaluations);
     EngineOutcome outcome;
     try {
-      outcome = run_context(campaign, spec, c, cancel, &view, budget);
+      outcome = run_context(campaign, spec, c, cancel, &view, budget, neighbours(c));
     } catch (const std::exception& e) {
       error_ =
           std::string(name(c.collective)) + " P=" + std::to_string(c.comm_size) + ": " + e.what();

@@ -68,10 +68,17 @@ PairedFinalData paired_final_data(const std::vector<RunRecord>& runs,
 }
 
 std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
-    const PairedFinalData& data, double min_gain, const PairedTestOptions& options) {
+    const PairedFinalData& data, double min_gain, const PairedTestOptions& options,
+    const std::vector<PairedFinalData>& lent) {
   std::map<TuningConfig, std::vector<PairedInterval>> out;
-  for (const auto& [config, d] : data.log_ratios)
-    out[config] = paired_intervals(d, min_gain, options);
+  for (const auto& [config, d] : data.log_ratios) {
+    std::vector<const std::vector<std::vector<double>>*> same;
+    for (const auto& other : lent)
+      if (auto it = other.log_ratios.find(config);
+          other.sizes == data.sizes && it != other.log_ratios.end())
+        same.push_back(&it->second);
+    out[config] = paired_intervals(d, min_gain, options, same);
+  }
   return out;
 }
 

@@ -61,9 +61,13 @@ struct PairedFinalData {
 PairedFinalData paired_final_data(const std::vector<RunRecord>& runs,
                                   const std::vector<std::int64_t>& sizes);
 
-// Per candidate, the interval at every size (variance pooled over neighbouring sizes).
+// Per candidate, the interval at every size (variance pooled over neighbouring sizes). `lent`:
+// the paired runs of other communicator sizes of a whole-cluster campaign (the same message
+// sizes), whose pairs of the same candidate lend their variance (paired_intervals' `lent`);
+// a size whose message sizes differ lends nothing.
 std::map<TuningConfig, std::vector<PairedInterval>> paired_final_intervals(
-    const PairedFinalData& data, double min_gain, const PairedTestOptions& options);
+    const PairedFinalData& data, double min_gain, const PairedTestOptions& options,
+    const std::vector<PairedFinalData>& lent = {});
 
 // An interval as the picks, the verification record and the report carry it: pairs, ratio
 // (candidate / default latency; null without pairs), ratio_low, ratio_high (null with fewer than

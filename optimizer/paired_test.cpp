@@ -122,8 +122,13 @@ std::vector<double> log_ratios(const std::vector<std::pair<double, double>>& pai
   return out;
 }
 
-std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
-                                             double min_gain, const PairedTestOptions& options) {
+std::vector<PairedInterval> paired_intervals(
+    const std::vector<std::vector<double>>& log_ratios, double min_gain,
+    const PairedTestOptions& options,
+    const std::vector<const std::vector<std::vector<double>>*>& lent) {
+  for (const auto* other : lent)
+    if (!other || other->size() != log_ratios.size())
+      throw std::invalid_argument("paired_intervals: a lent table must cover the same sizes");
   const double alpha_look =
       options.alpha / std::max(1, options.looks) / std::max(1, options.tests_per_size);
   const double threshold = std::log(1 - std::clamp(min_gain, 0.0, 0.99));
@@ -142,10 +147,13 @@ std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<doubl
     if (d.size() < 2) continue;
     const int first = std::max(0, k - options.pool_radius);
     const int last = std::min(n_sizes - 1, k + options.pool_radius);
-    const PooledVariance pooled = pooled_variance(
-        std::span(log_ratios)
-            .subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(last - first + 1)),
-        k - first, options.lend_alpha);
+    // The window: this size and its neighbours, then the same message sizes of every lent
+    // communicator size (each a neighbour like the others: pooled_variance).
+    std::vector<std::vector<double>> window(log_ratios.begin() + first,
+                                            log_ratios.begin() + last + 1);
+    for (const auto* other : lent)
+      window.insert(window.end(), other->begin() + first, other->begin() + last + 1);
+    const PooledVariance pooled = pooled_variance(window, k - first, options.lend_alpha);
     const double own_var = sum_sq_dev(d) / static_cast<double>(d.size() - 1);
     const double var = std::max(own_var, pooled.variance);
     const double t = student_t_quantile(1 - alpha_look / 2, pooled.df);

@@ -12,7 +12,9 @@
 // pooled over the size and its pool_radius neighbours on each side (OSU sizes are powers of two,
 // neighbours have similar noise); the size's own variance is used when it is larger, so one noisy
 // size is not hidden by quiet neighbours, and a neighbour's outlying pair is not lent to the pool
-// (pooled_variance). Degrees of freedom: sum over the window of (pairs counted - 1).
+// (pooled_variance). Degrees of freedom: sum over the window of (pairs counted - 1). In a
+// whole-cluster campaign the same candidate's pairs at the neighbouring communicator sizes join
+// that window too (paired_intervals' `lent`).
 // The full method and why: docs/final-choice.md.
 #pragma once
 
@@ -61,8 +63,17 @@ struct PairedInterval {
 // One interval per size. `log_ratios[k]`: the paired log-differences at the k-th size (sizes in
 // increasing order, neighbours pooled by index). `min_gain`: a candidate is `faster` only when
 // its ratio's upper bound is below 1 - min_gain.
-std::vector<PairedInterval> paired_intervals(const std::vector<std::vector<double>>& log_ratios,
-                                             double min_gain, const PairedTestOptions& options);
+// `lent` (borrowed for the call; none by default): the same candidate's log-differences at
+// other communicator sizes of a whole-cluster campaign, indexed as `log_ratios` (the same
+// message sizes), each one lending its pairs at the window's message sizes to the pooled
+// variance as one more neighbour does: through the outlier test, to the variance and its
+// degrees of freedom, never to the mean; the size's own variance still wins when larger. A
+// table of another length is a programming error (std::invalid_argument). Why, and what it
+// measured: docs/final-choice.md, "Neighbouring communicator sizes".
+std::vector<PairedInterval> paired_intervals(
+    const std::vector<std::vector<double>>& log_ratios, double min_gain,
+    const PairedTestOptions& options,
+    const std::vector<const std::vector<std::vector<double>>*>& lent = {});
 
 // The variance of d pooled over a window of sizes (`window`, in increasing order) for the size
 // at index `own`. With lend_alpha > 0, the pairs of the window are first put through a

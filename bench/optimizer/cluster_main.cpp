@@ -74,6 +74,9 @@ struct Scored {
   int unverified_cells = 0, unverified_slower_cells = 0;
   // --total-budget: the nominated cells whose nominee the budget could not pay to test
   int untested_cells = 0;
+  // --final paired: the cells whose final pick is truly slower than the default (the promise
+  // the paired test keeps), and by more than 5 %
+  int proven_slower_cells = 0, proven_slower5_cells = 0;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -588,6 +591,11 @@ int main(int argc, char** argv) {
                "landscape's optimum at each message size as its nominee, not the model's pick "
                "(an experiment: the regret the final phase leaves with a perfect model; not "
                "with --total-budget, whose plan of the looks is the model's)");
+  bool no_comm_lend = false;
+  app.add_flag("--no-comm-lend", no_comm_lend,
+               "bo-cluster rows with --final paired: the final phase of a size does not pool the "
+               "variance of its neighbouring sizes' pairs, as the engine does (an experiment: "
+               "what that pooling gains; docs/final-choice.md)");
   bool size_prices = false;
   app.add_flag("--size-prices", size_prices,
                "bo-cluster: price runs per size (the median configuration), not per configuration");
@@ -888,6 +896,31 @@ int main(int argc, char** argv) {
         // scored after the leftover looks (below).
         std::map<int, bench::PairedFinalState> phases;
         std::map<int, std::vector<Choice>> unscored;
+        // A verified size's picks that are not the default yet truly slower than it.
+        auto count_slower = [&](int p, const std::vector<Choice>& choices) {
+          const SearchSpace space(*collective, p, table);
+          for (const auto& k : choices) {
+            if (k.config.is_default()) continue;
+            const auto* pick = land.at(p).find(space.canonical(k.config), k.msg_size);
+            const auto* dflt = land.at(p).find(TuningConfig{}, k.msg_size);
+            c.proven_slower_cells += pick && dflt && pick->truth > dflt->truth;
+            c.proven_slower5_cells += pick && dflt && pick->truth > 1.05 * dflt->truth;
+          }
+        };
+        // The phases of p's neighbouring listed sizes that have run (as the engine's
+        // run_context's lend_from): their pairs lend their variance to p's intervals.
+        auto lent_to = [&](int p) {
+          std::vector<const bench::PairedFinalState*> out;
+          if (no_comm_lend) return out;
+          const auto at = std::find(sizes.begin(), sizes.end(), p) - sizes.begin();
+          for (const auto q : {at - 1, at + 1})
+            if (q >= 0 && q < static_cast<std::ptrdiff_t>(sizes.size()))
+              if (auto it = phases.find(sizes[static_cast<std::size_t>(q)]);
+                  it != phases.end() && it->second.started &&
+                  land.at(it->first).msg_sizes == land.at(p).msg_sizes)
+                out.push_back(&it->second);
+          return out;
+        };
         for (int p : order) {
           const bool unverified = paired && unverified_above > 0 && p > unverified_above;
           std::vector<Choice> choices = choices_at(unverified ? gated : picks, p);
@@ -915,8 +948,9 @@ int main(int argc, char** argv) {
               po.run_price = budget.run_price;
               po.planned = budget.planned;
               po.reserved_after = plan.after(at);
-              po.state = &phases[p];
             }
+            po.lent = lent_to(p);
+            po.state = &phases[p];
             ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
             po.model = finalists.model;
             if (oracle_nominees) {  // the landscape's optima, each a finalist; no riders
@@ -942,6 +976,7 @@ int main(int argc, char** argv) {
               unscored[p] = choices;
               continue;
             }
+            count_slower(p, choices);
           }
           for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
@@ -963,6 +998,7 @@ int main(int argc, char** argv) {
             po.run_price = budget.run_price;
             po.planned = budget.planned;
             po.leftover = true;
+            po.lent = lent_to(p);
             po.state = &phase;
             const ClusterFinalists finalists = cluster_finalists(*strategy, p, 2);
             po.model = finalists.model;
@@ -981,6 +1017,7 @@ int main(int argc, char** argv) {
             c.leftover_runs += fin.runs - before.runs;
             unscored[p] = fin.choices;
           }
+          count_slower(p, unscored[p]);
           for (double x : score(p, unscored[p])) c.regrets.push_back(x), c.by_comm[p].push_back(x);
         }
         if (!diagnose.empty()) {
@@ -1073,8 +1110,11 @@ int main(int argc, char** argv) {
           j["search_node_seconds"] = r.search_node_seconds;
           j["nominated_cells"] = r.nominated_cells;
           j["proven_cells"] = r.proven_cells;
+          j["proven_slower_cells"] = r.proven_slower_cells;
+          j["proven_slower5_cells"] = r.proven_slower5_cells;
           j["sizes_without_runs"] = r.sizes_without_runs;
           if (oracle_nominees && r.method.rfind("bo-cluster", 0) == 0) j["oracle_nominees"] = true;
+          if (r.method.rfind("bo-cluster", 0) == 0) j["comm_lend"] = !no_comm_lend;
           if (total_budget > 0) {
             j["total_budget"] = total_budget;
             j["untested_cells"] = r.untested_cells;

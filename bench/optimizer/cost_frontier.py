@@ -8,7 +8,7 @@ seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
                         [--first-seed N] [--verified-only] [--settings JSON]
                         [--profile NAME SIZES PPN TOP]... [--oracle-nominees]
-                        [--final-repeats N]
+                        [--final-repeats N] [--no-comm-lend]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -28,8 +28,10 @@ bench/README.md "Held-out clusters". --oracle-nominees (not with --total): (c)'s
 test the landscape's optimum at every message size instead of the model's picks (the bench's
 --oracle-nominees): the regret the final phase leaves with a perfect model (bench/README.md "What
 a perfect model would leave"). --final-repeats N: the final phases' runs of each configuration
-(the bench's --final-repeats, the spec's final_repeats; default 3) for every method. The bench
-is run as an argv vector, never through a shell.
+(the bench's --final-repeats, the spec's final_repeats; default 3) for every method.
+--no-comm-lend: (c)'s final phases do not pool the variance of the neighbouring comm sizes'
+pairs (the bench's --no-comm-lend; docs/final-choice.md "Neighbouring communicator sizes"). The
+bench is run as an argv vector, never through a shell.
 """
 import json
 import os
@@ -96,7 +98,9 @@ def main():
     if oracle and total:
         sys.exit("--oracle-nominees is for the default mode: a whole campaign's plan of the "
                  "looks is made from the model's nominees")
-    args = [a for a in args if a not in ("--total", "--verified-only", "--oracle-nominees")]
+    no_lend = "--no-comm-lend" in args
+    args = [a for a in args
+            if a not in ("--total", "--verified-only", "--oracle-nominees", "--no-comm-lend")]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -123,6 +127,8 @@ def main():
                         argv += ["--settings", settings]
                     if oracle:
                         argv.append("--oracle-nominees")
+                    if no_lend:
+                        argv.append("--no-comm-lend")
                     if final_repeats is not None:
                         argv += ["--final-repeats", final_repeats]
                     done = subprocess.run(argv, capture_output=True, text=True)
@@ -144,6 +150,9 @@ def main():
                     mine = [r for r in rows if r["method"] == c_method]
                     if oracle and not all(r.get("oracle_nominees") for r in mine):
                         sys.exit(f"{' '.join(argv)}: (c)'s rows were not run with oracle nominees")
+                    if any(r.get("comm_lend", True) == no_lend for r in mine):
+                        sys.exit(f"{' '.join(argv)}: (c)'s rows do not say the comm sizes' "
+                                 f"pooling is {'off' if no_lend else 'on'}")
                     if total:  # nominated cells the budget could not pay to test
                         cells = sum(r.get("nominated_cells", 0) for r in mine)
                         slower = sum(r.get("untested_cells", 0) for r in mine)

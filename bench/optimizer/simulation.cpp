@@ -327,8 +327,13 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
       }
     }
     ++out.looks;
-    for (const auto& [c, lr] : log_ratios)
-      intervals[c] = paired_intervals(lr, seq.min_gain, seq.test);
+    for (const auto& [c, lr] : log_ratios) {
+      std::vector<const std::vector<std::vector<double>>*> same;
+      for (const PairedFinalState* other : options.lent)
+        if (auto it = other->log_ratios.find(c); it != other->log_ratios.end())
+          same.push_back(&it->second);
+      intervals[c] = paired_intervals(lr, seq.min_gain, seq.test, same);
+    }
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     Choice choice{sizes[i], TuningConfig::default_decision(), 0, 0};

@@ -94,6 +94,10 @@ struct PairedFinalOptions {
   // The strategy's comparisons of the finalists with the default (final_nominees' `model`;
   // empty = none, as for a strategy without a model).
   VersusDefault model;
+  // The phases of the neighbouring comm sizes of a whole-cluster campaign (borrowed for the
+  // call): their pairs of the same candidate lend their variance to this size's intervals, as
+  // the engine's (paired_intervals' `lent`). Their landscapes must have this one's message sizes.
+  std::vector<const PairedFinalState*> lent;
 };
 struct PairedFinalDraw {
   std::vector<Choice> choices;  // one per landscape message size

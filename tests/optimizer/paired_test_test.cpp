@@ -213,5 +213,55 @@ TEST(PairedIntervals, WithoutOutliersEveryPairIsLent) {
   EXPECT_NEAR(p.variance, 0.0002, 1e-12);
 }
 
+// One message size measured with two pairs (a look that tests a nominee at one size: one
+// degree of freedom), a 10 % gain with 2 % noise: Student's quantile at one degree of freedom
+// is too wide to prove it. The same candidate's pairs at a neighbouring comm size (another
+// mean: it is 30 % slower there) lend their variance and their degrees of freedom, not their
+// mean: the gain is proven, at the size's own ratio.
+TEST(PairedIntervals, ANeighbouringCommSizeLendsItsVarianceNotItsMean) {
+  const double g = std::log(0.9);
+  const std::vector<std::vector<double>> own = {{g + 0.02, g - 0.02}};
+  const std::vector<std::vector<double>> other = {{0.3 + 0.01, 0.3 - 0.02, 0.3 + 0.015, 0.3}};
+  PairedTestOptions options;
+  const auto alone = paired_intervals(own, 0.0, options);
+  EXPECT_EQ(alone[0].verdict, PairedVerdict::open);
+  const auto lent = paired_intervals(own, 0.0, options, {&other});
+  EXPECT_EQ(lent[0].verdict, PairedVerdict::faster);
+  EXPECT_DOUBLE_EQ(lent[0].ratio, alone[0].ratio);
+  EXPECT_NEAR(lent[0].ratio, 0.9, 1e-12);
+  EXPECT_EQ(lent[0].pairs, 2);
+  EXPECT_LT(lent[0].upper, alone[0].upper);
+  // A quiet neighbour never makes the interval narrower than the size's own variance allows.
+  const std::vector<std::vector<double>> quiet = {{0.3, 0.3001, 0.2999, 0.3}};
+  const std::vector<std::vector<double>> noisy_own = {{g + 0.08, g - 0.08}};
+  const auto q = paired_intervals(noisy_own, 0.0, options, {&quiet});
+  const double own_sd = std::sqrt(2 * 0.08 * 0.08);
+  const double t = student_t_quantile(1 - 0.05 / 3 / 2, 4);  // df 1 + 3
+  EXPECT_NEAR(std::log(q[0].upper) - g, t * own_sd / std::sqrt(2.0), 1e-9);
+  // A noisier neighbour widens it: lending is no one-way street.
+  const std::vector<std::vector<double>> loud = {{0.3 + 0.2, 0.3 - 0.2, 0.3 + 0.15, 0.3 - 0.1}};
+  EXPECT_EQ(paired_intervals(own, 0.0, options, {&loud})[0].verdict, PairedVerdict::open);
+  // A table of other message sizes is refused.
+  const std::vector<std::vector<double>> two_sizes = {{0.1, 0.2}, {0.1, 0.2}};
+  EXPECT_THROW(paired_intervals(own, 0.0, options, {&two_sizes}), std::invalid_argument);
+}
+
+// The neighbour's outlier at a message size goes through the same test as a neighbouring
+// message size's: set aside, not lent.
+TEST(PairedIntervals, ANeighbouringCommSizesOutlierIsNotLent) {
+  const double g = std::log(0.9);
+  const std::vector<std::vector<double>> own = {{g + 0.02, g - 0.02, g + 0.01}};
+  std::vector<std::vector<double>> other = {{0.01, -0.02, 0.015, 0.0}};
+  PairedTestOptions options;
+  const auto clean = paired_intervals(own, 0.0, options, {&other});
+  other[0][2] += 1.2;
+  const auto with_outlier = paired_intervals(own, 0.0, options, {&other});
+  EXPECT_EQ(clean[0].verdict, PairedVerdict::faster);
+  EXPECT_EQ(with_outlier[0].verdict, PairedVerdict::faster);
+  PairedTestOptions lend_all = options;
+  lend_all.lend_alpha = 0;
+  EXPECT_EQ(paired_intervals(own, 0.0, lend_all, {&other})[0].verdict, PairedVerdict::open);
+}
+
 }  // namespace
 }  // namespace colltune

@@ -115,5 +115,34 @@ TEST(PairedFinalChoice, PairsByJobAndRoundAndPicksOnlyProvenGains) {
   EXPECT_TRUE(none.at("candidate").is_null());
 }
 
+// A whole-cluster size's intervals borrow the variance of the same candidate's pairs at its
+// neighbouring comm sizes (same message sizes); other candidates' pairs, and a size measured
+// over other message sizes, lend nothing.
+TEST(PairedFinalChoice, NeighbouringCommSizesLendTheSameCandidatesVariance) {
+  const TuningConfig fixed{}, cand{6, 0, 0}, other{2, 8192, 4};
+  const std::vector<std::int64_t> sizes = {4};
+  auto two_rounds = [&](std::int64_t job, TuningConfig c, double a, double b) {
+    return std::vector<RunRecord>{
+        final_run(job, 0, fixed, {{4, 100}}), final_run(job, 0, c, {{4, a}}),
+        final_run(job, 1, fixed, {{4, 100}}), final_run(job, 1, c, {{4, b}})};
+  };
+  const PairedFinalData own = paired_final_data(two_rounds(5, cand, 88, 92), sizes);
+  std::vector<RunRecord> near = two_rounds(1, cand, 131, 129);
+  for (const auto& r : two_rounds(2, cand, 130.5, 129.5)) near.push_back(r);
+  const PairedFinalData neighbour = paired_final_data(near, sizes);
+  std::vector<RunRecord> elsewhere = two_rounds(3, other, 131, 129);
+  for (const auto& r : two_rounds(4, other, 130.5, 129.5)) elsewhere.push_back(r);
+  const PairedFinalData other_candidate = paired_final_data(elsewhere, sizes);
+  const PairedFinalData other_sizes = paired_final_data(near, {4, 8});
+  PairedTestOptions options;
+  auto verdict = [&](const std::vector<PairedFinalData>& lent) {
+    return paired_final_intervals(own, 0.0, options, lent).at(cand)[0].verdict;
+  };
+  EXPECT_EQ(verdict({}), PairedVerdict::open);
+  EXPECT_EQ(verdict({neighbour}), PairedVerdict::faster);
+  EXPECT_EQ(verdict({other_candidate}), PairedVerdict::open);
+  EXPECT_EQ(verdict({other_sizes}), PairedVerdict::open);
+}
+
 }  // namespace
 }  // namespace colltune

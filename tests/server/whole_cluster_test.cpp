@@ -22,6 +22,7 @@
 #include "campaign/cluster_search.h"
 #include "campaign/comm_sizes.h"
 #include "campaign/event_sink.h"
+#include "campaign/final_choice.h"
 #include "campaign/report.h"
 #include "campaign/rules_stage.h"
 #include "campaign/sqlite.h"
@@ -854,6 +855,50 @@ TEST_F(WholeCluster, ACampaignInterruptedInAnyFinalLookEndsAsIfNeverInterrupted)
         total ? reduce_campaign(budget, 3, 160) : reduce_campaign(budget), total, budget,
         any_or_sample);
   }
+}
+
+TEST_F(WholeCluster, ASizesFinalTestPoolsTheVarianceOfItsNeighbourSizesPairs) {
+  // Without a budget for the whole campaign the sizes' final phases run smallest first, so each
+  // size's test pools the variance of the same candidate's pairs at the size below it
+  // (docs/final-choice.md, "Neighbouring communicator sizes"). Every interval the campaign
+  // wrote is the one computed from the size's own pairs with those of the size below lent, and
+  // the pooling changed some of them.
+  const CampaignSpec spec = reduce_campaign("budget_node_seconds");
+  const auto id = CampaignEngine::create_campaign(*store_, spec);
+  {
+    CampaignEngine engine(*store_, *backend_, table_);
+    CancelFlag go_on;
+    ASSERT_EQ(engine.run(id, go_on), EngineOutcome::completed) << engine.error();
+  }
+  const auto sizes = osu_message_sizes(Collective::reduce, spec.min_size, spec.max_size);
+  auto final_data = [&](const ContextRecord& c) {
+    return paired_final_data(store_->runs_of_context(c.id, JobPurpose::final), sizes);
+  };
+  const auto contexts = cluster_groups(store_->contexts(id)).at(0);
+  ASSERT_EQ(contexts.size(), 4u);
+  int checked = 0, changed = 0;
+  for (std::size_t k = 1; k < contexts.size(); ++k) {
+    const PairedFinalData own = final_data(contexts[k]), below = final_data(contexts[k - 1]);
+    for (const auto& pick : contexts[k].result.at("picks")) {
+      if (pick.at("candidate").is_null() || pick.at("ratio_high").is_null()) continue;
+      const auto candidate = pick.at("candidate").get<TuningConfig>();
+      const auto at = static_cast<std::size_t>(
+          std::find(sizes.begin(), sizes.end(), pick.at("msg_size").get<std::int64_t>()) -
+          sizes.begin());
+      PairedTestOptions test;  // the looks of the Bonferroni split, from the stated confidence
+      test.looks = static_cast<int>(std::lround(0.05 / (1 - pick.at("confidence").get<double>())));
+      const auto pooled = paired_final_intervals(own, spec.min_gain, test, {below});
+      const auto alone = paired_final_intervals(own, spec.min_gain, test);
+      const double high = pick.at("ratio_high").get<double>();
+      EXPECT_NEAR(high, pooled.at(candidate)[at].upper, 1e-9 * high)
+          << contexts[k].comm_size << " ranks, " << sizes[at] << " B";
+      ++checked;
+      changed += std::abs(alone.at(candidate)[at].upper - high) > 1e-9 * high;
+    }
+  }
+  std::printf("[ figures  ] %d intervals checked, %d changed by the pooling\n", checked, changed);
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(changed, 0);
 }
 
 TEST_F(WholeCluster, ACampaignInterruptedInALookWhoseRunsAllFailedEndsAsIfNeverInterrupted) {
