@@ -74,8 +74,8 @@ struct Scored {
   int unverified_cells = 0, unverified_slower_cells = 0;
   // --total-budget: the nominated cells whose nominee the budget could not pay to test
   int untested_cells = 0;
-  // --final paired: the cells whose final pick is truly slower than the default (the promise
-  // the paired test keeps), and by more than 5 %
+  // --final paired, bo-cluster rows: the cells whose final pick is truly slower than the
+  // default (the promise the paired test keeps), and by more than 5 %
   int proven_slower_cells = 0, proven_slower5_cells = 0;
 };
 
@@ -1110,11 +1110,13 @@ int main(int argc, char** argv) {
           j["search_node_seconds"] = r.search_node_seconds;
           j["nominated_cells"] = r.nominated_cells;
           j["proven_cells"] = r.proven_cells;
-          j["proven_slower_cells"] = r.proven_slower_cells;
-          j["proven_slower5_cells"] = r.proven_slower5_cells;
           j["sizes_without_runs"] = r.sizes_without_runs;
-          if (oracle_nominees && r.method.rfind("bo-cluster", 0) == 0) j["oracle_nominees"] = true;
-          if (r.method.rfind("bo-cluster", 0) == 0) j["comm_lend"] = !no_comm_lend;
+          if (r.method.rfind("bo-cluster", 0) == 0) {  // counted for (c)'s final phases only
+            j["proven_slower_cells"] = r.proven_slower_cells;
+            j["proven_slower5_cells"] = r.proven_slower5_cells;
+            j["comm_lend"] = !no_comm_lend;
+            if (oracle_nominees) j["oracle_nominees"] = true;
+          }
           if (total_budget > 0) {
             j["total_budget"] = total_budget;
             j["untested_cells"] = r.untested_cells;
