@@ -77,6 +77,9 @@ struct Scored {
   // --final paired, bo-cluster rows: the cells whose final pick is truly slower than the
   // default (the promise the paired test keeps), and by more than 5 %
   int proven_slower_cells = 0, proven_slower5_cells = 0;
+  // Every method: the cells whose pick is truly more than 5 % slower than the default, however
+  // the pick was made (tested, gated by the model, or carried from another size)
+  int slower5_cells = 0;
 };
 
 double quantile(std::vector<double> v, double q) {
@@ -703,13 +706,19 @@ int main(int argc, char** argv) {
     // A pick made at another size is read in its canonical form at P (a chain fan-out clamps to
     // P - 1); a configuration P cannot run (no point in its landscape) falls back to the default,
     // as Open MPI does for an algorithm unusable at that size.
-    auto score = [&](int p, std::vector<Choice> choices) {
+    // Each regret goes to `into` (all cells and its comm size's), and a cell whose pick is truly
+    // more than 5 % slower than the default counts in into.slower5_cells.
+    auto score = [&](int p, std::vector<Choice> choices, Scored& into) {
       const SearchSpace space(*collective, p, table);
       for (auto& c : choices) {
         c.config = space.canonical(c.config);
-        if (!land.at(p).find(c.config, c.msg_size)) c.config = TuningConfig{};
+        const auto* pick = land.at(p).find(c.config, c.msg_size);
+        if (!pick) c.config = TuningConfig{};
+        const auto* dflt = land.at(p).find(TuningConfig{}, c.msg_size);
+        into.slower5_cells += pick && dflt && pick->truth > 1.05 * dflt->truth;
       }
-      return bench::regrets(land.at(p), choices);
+      for (double x : bench::regrets(land.at(p), choices))
+        into.regrets.push_back(x), into.by_comm[p].push_back(x);
     };
 
     const bool paired = final_method == "paired";
@@ -728,7 +737,7 @@ int main(int argc, char** argv) {
         o.final_pick = paired ? "paired" : "strategy";
         o.final_repeats = final_repeats;
         auto r = bench::simulate(land.at(p), table, o);
-        for (double x : r.regrets) a.regrets.push_back(x), a.by_comm[p].push_back(x);
+        score(p, r.choices, a);
         a.runs += r.runs;
         a.node_seconds += r.benchmark_seconds * nodes(p);
         a.final_runs += r.final_runs;
@@ -978,7 +987,7 @@ int main(int argc, char** argv) {
             }
             count_slower(p, choices);
           }
-          for (double x : score(p, choices)) c.regrets.push_back(x), c.by_comm[p].push_back(x);
+          score(p, choices, c);
         }
         // What the planned looks left unspent pays for more looks, in the same order, at the
         // sizes with a nominee no look tested (as the engine does: leftover_look_budget,
@@ -1018,7 +1027,7 @@ int main(int argc, char** argv) {
             unscored[p] = fin.choices;
           }
           count_slower(p, unscored[p]);
-          for (double x : score(p, unscored[p])) c.regrets.push_back(x), c.by_comm[p].push_back(x);
+          score(p, unscored[p], c);
         }
         if (!diagnose.empty()) {
           c.cells = diagnose_cells(*strategy, land, diagnose, min_confidence);
@@ -1050,8 +1059,7 @@ int main(int argc, char** argv) {
           int from = tuned.front();
           for (int t : tuned)
             if (t <= p) from = t;
-          for (double x : score(p, per_size.at(from).choices))
-            b.regrets.push_back(x), b.by_comm[p].push_back(x);
+          score(p, per_size.at(from).choices, b);
         }
         b.note = "tuned at";
         for (int t : tuned) b.note += " " + std::to_string(t);
@@ -1097,6 +1105,7 @@ int main(int argc, char** argv) {
                             {"regret_mean", mean(r.regrets)},
                             {"regret_median", quantile(r.regrets, 0.5)},
                             {"regret_p90", quantile(r.regrets, 0.9)},
+                            {"slower5_cells", r.slower5_cells},
                             {"decision_ms_max", r.decision_ms_max},
                             {"note", r.note}};
         for (const auto& [p, v] : r.by_comm)

@@ -8,7 +8,8 @@ seed means, against per-size bo (a) and the nearest-size extension (b) at (c)'s 
 usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl FILE]
                         [--first-seed N] [--verified-only] [--settings JSON]
                         [--profile NAME SIZES PPN TOP]... [--oracle-nominees]
-                        [--final-repeats N] [--no-comm-lend]
+                        [--final-repeats N] [--no-comm-lend] [--gated-only]
+                        [--min-confidence X]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -30,8 +31,12 @@ test the landscape's optimum at every message size instead of the model's picks 
 a perfect model would leave"). --final-repeats N: the final phases' runs of each configuration
 (the bench's --final-repeats, the spec's final_repeats; default 3) for every method.
 --no-comm-lend: (c)'s final phases do not pool the variance of the neighbouring comm sizes'
-pairs (the bench's --no-comm-lend; docs/final-choice.md "Neighbouring communicator sizes"). The
-bench is run as an argv vector, never through a shell.
+pairs (the bench's --no-comm-lend; docs/final-choice.md "Neighbouring communicator sizes").
+--gated-only (not with --total or --verified-only): only the rows with the sizes above TOP left
+to the model's gate; with TOP 1 every listed size is gated and no final phase runs
+(bench/README.md "The third target against the promise"). --min-confidence X: the gate of those
+cells (the bench's --min-confidence; its default 0.7, a campaign's 0.8). The bench is run as an
+argv vector, never through a shell.
 """
 import json
 import os
@@ -92,15 +97,21 @@ def main():
     first_seed = take_option(args, "--first-seed", "--first-seed needs a number") or "1"
     settings = take_option(args, "--settings", "--settings needs a JSON object")
     final_repeats = take_option(args, "--final-repeats", "--final-repeats needs a number")
+    min_confidence = take_option(args, "--min-confidence", "--min-confidence needs a number")
     total = "--total" in args
     verified_only = "--verified-only" in args
     oracle = "--oracle-nominees" in args
+    gated_only = "--gated-only" in args
+    if gated_only and (total or verified_only):
+        sys.exit("--gated-only is for the default mode's gated rows: not with --total or "
+                 "--verified-only")
     if oracle and total:
         sys.exit("--oracle-nominees is for the default mode: a whole campaign's plan of the "
                  "looks is made from the model's nominees")
     no_lend = "--no-comm-lend" in args
     args = [a for a in args
-            if a not in ("--total", "--verified-only", "--oracle-nominees", "--no-comm-lend")]
+            if a not in ("--total", "--verified-only", "--oracle-nominees", "--no-comm-lend",
+                         "--gated-only")]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -111,12 +122,14 @@ def main():
     print("| cluster | collective | " + ("total budget" if total else "search budget")
           + " | top size | (a) regret %, node-s "
           "| (c) regret %, x (a) | (c) node-s, % of (a) (search) | (b)/(c) "
-          + ("| nominated cells left untested |" if total else "| unverified cells > 5 % slower |"))
-    print("|---|---|---|---|---|---|---|---|---|")
+          + ("| nominated cells left untested |" if total else "| unverified cells > 5 % slower |")
+          + " cells > 5 % slower than the default, (c) / (b) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for profile, (sizes, ppn, top) in profiles.items():
         for collective in COLLECTIVES:
             for budget in budgets:
-                for unverified in ("0",) if total or verified_only else ("0", top):
+                rows_of = ("0",) if total or verified_only else (top,) if gated_only else ("0", top)
+                for unverified in rows_of:
                     argv = [bench, "--sim", profile, "--collective", collective,
                             "--comm-sizes", sizes, "--ppn", ppn, "--seeds", seeds,
                             "--first-seed", first_seed,
@@ -131,6 +144,8 @@ def main():
                         argv.append("--no-comm-lend")
                     if final_repeats is not None:
                         argv += ["--final-repeats", final_repeats]
+                    if min_confidence is not None:
+                        argv += ["--min-confidence", min_confidence]
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
@@ -139,7 +154,8 @@ def main():
                     if jsonl:
                         for r in rows:
                             jsonl.write(json.dumps(dict(r, profile=profile, collective=collective,
-                                                        budget=budget, unverified_above=unverified))
+                                                        budget=budget, unverified_above=unverified,
+                                                        min_confidence=min_confidence or "0.7"))
                                         + "\n")
                         jsonl.flush()
                     a_regret, a_ns = mean_of(rows, A, "regret_mean"), mean_of(rows, A, "node_seconds")
@@ -153,6 +169,13 @@ def main():
                     if any(r.get("comm_lend", True) == no_lend for r in mine):
                         sys.exit(f"{' '.join(argv)}: (c)'s rows do not say the comm sizes' "
                                  f"pooling is {'off' if no_lend else 'on'}")
+                    for r in mine:  # every slower cell was tested (proven) or gated
+                        if r["slower5_cells"] != (r.get("proven_slower5_cells", 0)
+                                                  + r.get("unverified_slower_cells", 0)):
+                            sys.exit(f"{' '.join(argv)}: seed {r['seed']}: (c)'s cells > 5 % "
+                                     "slower than the default do not add up")
+                    c_slower = sum(r["slower5_cells"] for r in mine)
+                    b_slower = sum(r["slower5_cells"] for r in rows if r["method"] == B)
                     if total:  # nominated cells the budget could not pay to test
                         cells = sum(r.get("nominated_cells", 0) for r in mine)
                         slower = sum(r.get("untested_cells", 0) for r in mine)
@@ -164,7 +187,8 @@ def main():
                           f"| {100 * a_regret:.2f}, {a_ns:.0f} "
                           f"| {100 * c_regret:.2f}, {c_regret / a_regret:.2f}x "
                           f"| {100 * c_ns / a_ns:.1f} % ({100 * c_search / a_ns:.1f} %) "
-                          f"| {b_regret / c_regret:.1f}x | {slower} of {cells} |", flush=True)
+                          f"| {b_regret / c_regret:.1f}x | {slower} of {cells} "
+                          f"| {c_slower} / {b_slower} |", flush=True)
 
 
 if __name__ == "__main__":
