@@ -72,6 +72,10 @@ struct Scored {
   // --unverified-above: the cells written from the gated model picks with no final phase, and
   // those of them whose pick is truly more than 5 % slower than the default
   int unverified_cells = 0, unverified_slower_cells = 0;
+  // --remeasure: the rules stage's re-measure of those cells' files (draw_remeasure), its runs
+  // and node-seconds (included in runs and node_seconds above) and the cells it reverted
+  int remeasure_runs = 0, remeasure_reverted_cells = 0;
+  double remeasure_node_seconds = 0;
   // --total-budget: the nominated cells whose nominee the budget could not pay to test
   int untested_cells = 0;
   // --final paired, bo-cluster rows: the cells whose final pick is truly slower than the
@@ -583,6 +587,13 @@ int main(int argc, char** argv) {
                  "final phase; their cells are the model's picks at --min-confidence (an "
                  "experiment: what skipping the verification at the largest sizes costs and "
                  "risks; 0 = verify every size, as a campaign does)");
+  bool remeasure = false;
+  app.add_flag("--remeasure", remeasure,
+               "with --unverified-above: each unverified size's picks are re-measured as a "
+               "campaign's rules stage re-measures the file it wrote (file against no file, "
+               "--final-repeats pairs, a second look where a change measured slower without "
+               "proof), the sizes proven slower go back to the default, and its runs count in "
+               "the row's cost (docs/final-choice.md section 4)");
   int final_repeats = 3;
   app.add_option("--final-repeats", final_repeats,
                  "with --final paired: the campaign spec's final_repeats for every method (its "
@@ -669,6 +680,10 @@ int main(int argc, char** argv) {
       throw std::invalid_argument(
           "--oracle-nominees needs --final paired and no --total-budget (the plan of a whole "
           "campaign's looks is made from the model's nominees)");
+    if (remeasure && (final_method != "paired" || unverified_above < 1))
+      throw std::invalid_argument(
+          "--remeasure needs --final paired and --unverified-above (it re-measures the sizes "
+          "no final phase tested)");
     if (ppn < 1 && !build_only && !check_cost_model)
       throw std::invalid_argument("--ppn (ranks per node) is required with --sim");
     sim.collectives = {*collective};
@@ -935,6 +950,16 @@ int main(int argc, char** argv) {
           std::vector<Choice> choices = choices_at(unverified ? gated : picks, p);
           if (unverified) {
             const SearchSpace space(*collective, p, table);
+            if (remeasure) {
+              const bench::RemeasureDraw m = bench::draw_remeasure(
+                  land.at(p), space, std::move(choices), final_repeats, cost, draws);
+              choices = m.choices;
+              c.runs += m.runs;
+              c.node_seconds += m.benchmark_seconds * nodes(p);
+              c.remeasure_runs += m.runs;
+              c.remeasure_node_seconds += m.benchmark_seconds * nodes(p);
+              c.remeasure_reverted_cells += m.reverted;
+            }
             for (const auto& k : choices) {
               const auto* pick = land.at(p).find(space.canonical(k.config), k.msg_size);
               const auto* dflt = land.at(p).find(TuningConfig{}, k.msg_size);
@@ -1135,6 +1160,14 @@ int main(int argc, char** argv) {
             j["unverified_above"] = unverified_above;
             j["unverified_cells"] = r.unverified_cells;
             j["unverified_slower_cells"] = r.unverified_slower_cells;
+            if (r.method.rfind("bo-cluster", 0) == 0) {
+              j["remeasure"] = remeasure;
+              if (remeasure) {
+                j["remeasure_runs"] = r.remeasure_runs;
+                j["remeasure_node_seconds"] = r.remeasure_node_seconds;
+                j["remeasure_reverted_cells"] = r.remeasure_reverted_cells;
+              }
+            }
           }
           for (const auto& [p, ns] : r.final_node_seconds_by_comm) {
             j["final_node_seconds_by_comm_size"][std::to_string(p)] = ns;

@@ -9,7 +9,7 @@ usage: cost_frontier.py BUILD_DIR CACHE_DIR BUDGETS [SEEDS] [--total] [--jsonl F
                         [--first-seed N] [--verified-only] [--settings JSON]
                         [--profile NAME SIZES PPN TOP]... [--oracle-nominees]
                         [--final-repeats N] [--no-comm-lend] [--gated-only]
-                        [--min-confidence X]
+                        [--min-confidence X] [--remeasure]
   e.g. cost_frontier.py build OUT/cache 0.25,0.20,0.15 5
 BUDGETS: --cluster-budget values (fractions of (a)'s search node-seconds); with --total,
 --total-budget values instead (a budget for the whole campaign, search and final phases, as a
@@ -35,8 +35,10 @@ pairs (the bench's --no-comm-lend; docs/final-choice.md "Neighbouring communicat
 --gated-only (not with --total or --verified-only): only the rows with the sizes above TOP left
 to the model's gate; with TOP 1 every listed size is gated and no final phase runs
 (bench/README.md "The third target against the promise"). --min-confidence X: the gate of those
-cells (the bench's --min-confidence; its default 0.7, a campaign's 0.8). The bench is run as an
-argv vector, never through a shell.
+cells (the bench's --min-confidence; its default 0.7, a campaign's 0.8). --remeasure (with
+--gated-only): the gated sizes' picks are re-measured as a campaign's rules stage re-measures
+its file, those proven slower go back to the default, and its runs count in (c)'s cost (the
+bench's --remeasure). The bench is run as an argv vector, never through a shell.
 """
 import json
 import os
@@ -102,6 +104,9 @@ def main():
     verified_only = "--verified-only" in args
     oracle = "--oracle-nominees" in args
     gated_only = "--gated-only" in args
+    remeasure = "--remeasure" in args
+    if remeasure and not gated_only:
+        sys.exit("--remeasure re-measures the gated sizes: only with --gated-only")
     if gated_only and (total or verified_only):
         sys.exit("--gated-only is for the default mode's gated rows: not with --total or "
                  "--verified-only")
@@ -111,7 +116,7 @@ def main():
     no_lend = "--no-comm-lend" in args
     args = [a for a in args
             if a not in ("--total", "--verified-only", "--oracle-nominees", "--no-comm-lend",
-                         "--gated-only")]
+                         "--gated-only", "--remeasure")]
     if len(args) < 3:
         sys.exit(__doc__)
     build, cache, budgets = args[0], args[1], args[2].split(",")
@@ -146,6 +151,8 @@ def main():
                         argv += ["--final-repeats", final_repeats]
                     if min_confidence is not None:
                         argv += ["--min-confidence", min_confidence]
+                    if remeasure:
+                        argv.append("--remeasure")
                     done = subprocess.run(argv, capture_output=True, text=True)
                     if done.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr[-500:]}")
@@ -166,6 +173,8 @@ def main():
                     mine = [r for r in rows if r["method"] == c_method]
                     if oracle and not all(r.get("oracle_nominees") for r in mine):
                         sys.exit(f"{' '.join(argv)}: (c)'s rows were not run with oracle nominees")
+                    if remeasure and not all(r.get("remeasure") for r in mine):
+                        sys.exit(f"{' '.join(argv)}: (c)'s rows were not re-measured")
                     if any(r.get("comm_lend", True) == no_lend for r in mine):
                         sys.exit(f"{' '.join(argv)}: (c)'s rows do not say the comm sizes' "
                                  f"pooling is {'off' if no_lend else 'on'}")

@@ -351,4 +351,62 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
   return out;
 }
 
+RemeasureDraw draw_remeasure(const Landscape& landscape, const SearchSpace& space,
+                             std::vector<Choice> choices, int rounds, const BenchmarkCost& cost,
+                             Rng& draws) {
+  RemeasureDraw out;
+  const std::vector<std::int64_t>& sizes = landscape.msg_sizes;
+  // The file: what each message size runs with it loaded.
+  std::vector<TuningConfig> file(sizes.size(), TuningConfig::default_decision());
+  for (const auto& c : choices) {
+    const auto at = std::find(sizes.begin(), sizes.end(), c.msg_size);
+    const TuningConfig config = space.canonical(c.config);
+    if (at != sizes.end() && landscape.find(config, c.msg_size))
+      file[static_cast<std::size_t>(at - sizes.begin())] = config;
+  }
+  const std::set<TuningConfig> distinct(file.begin(), file.end());
+  auto run = [&](const std::vector<double>& lat) {
+    out.benchmark_seconds += cost.run_seconds(sizes, lat);
+    ++out.runs;
+  };
+  PairedTestOptions test;
+  test.looks = 2;
+  std::vector<std::vector<double>> d(sizes.size());
+  std::vector<PairedInterval> intervals;
+  for (int look = 0; look < test.looks; ++look) {
+    ++out.looks;
+    for (int r = 0; r < rounds; ++r) {
+      // Sizes are drawn independently (Landscape::draw), so one draw per configuration gives
+      // the file's run at every size that runs it.
+      std::map<TuningConfig, std::vector<double>> by_config;
+      for (const auto& c : distinct) by_config[c] = landscape.draw(c, sizes, draws);
+      std::vector<double> with(sizes.size());
+      for (std::size_t i = 0; i < sizes.size(); ++i) with[i] = by_config.at(file[i])[i];
+      const std::vector<double> without =
+          landscape.draw(TuningConfig::default_decision(), sizes, draws);
+      run(with);
+      run(without);
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (with[i] > 0 && without[i] > 0 && std::isfinite(with[i]) && std::isfinite(without[i]))
+          d[i].push_back(std::log(with[i] / without[i]));
+    }
+    intervals = paired_intervals(d, 0.0, test);
+    bool suspect = false;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      suspect = suspect || (!file[i].is_default() && intervals[i].verdict == PairedVerdict::open &&
+                            intervals[i].ratio > 1);
+    if (!suspect) break;
+  }
+  for (auto& c : choices) {
+    const auto at = std::find(sizes.begin(), sizes.end(), c.msg_size);
+    if (at == sizes.end()) continue;
+    const auto i = static_cast<std::size_t>(at - sizes.begin());
+    if (file[i].is_default() || intervals[i].verdict != PairedVerdict::slower) continue;
+    c.config = TuningConfig::default_decision();
+    ++out.reverted;
+  }
+  out.choices = std::move(choices);
+  return out;
+}
+
 }  // namespace colltune::bench

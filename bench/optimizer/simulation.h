@@ -120,6 +120,23 @@ PairedFinalDraw draw_paired_final(const Landscape& landscape, const SearchSpace&
                                   const SearchLatencies& search, int search_runs,
                                   const PairedFinalOptions& options, Rng& draws);
 
+// The rules stage's re-measure of the file written at one comm size (campaign/rules_stage.cpp,
+// docs/final-choice.md section 4), drawn from the landscape: `rounds` pairs of a "file" run
+// (each message size runs its choice; the default where the choice is the default or the
+// landscape has no point for it) and a "no file" run (the default), every message size tested
+// with paired_intervals as the stage tests them (min_gain 0, 2 planned looks; the second look,
+// of `rounds` more pairs, only where a changed size measured slower without proof either way).
+// Every changed size proven slower goes back to the default. One re-measuring pass: the stage's
+// pass over the rewritten file is not drawn.
+struct RemeasureDraw {
+  std::vector<Choice> choices;  // the input with the sizes proven slower at the default
+  int runs = 0, looks = 0, reverted = 0;
+  double benchmark_seconds = 0;
+};
+RemeasureDraw draw_remeasure(const Landscape& landscape, const SearchSpace& space,
+                             std::vector<Choice> choices, int rounds, const BenchmarkCost& cost,
+                             Rng& draws);
+
 // What a perfect model would nominate to a size's final phase (colltune-bench-cluster
 // --oracle-nominees, an experiment: the regret the final phase leaves when the nomination is
 // not the cause): `picks` with each message size's configuration replaced by the landscape's

@@ -112,5 +112,41 @@ TEST(RecordedLandscape, OracleChoicesAreTheOptimaWithTheirTruths) {
   EXPECT_DOUBLE_EQ(oracle[2].gain_sd, 0.3);
 }
 
+// The rules stage's re-measure of a written file (draw_remeasure, as campaign/rules_stage.cpp):
+// the sizes the file makes twice as slow as the default are proven slower and go back to the
+// default; the size it makes 30 % faster and the one it leaves at the default stay. No change
+// measured slower without proof, so no second look: 3 rounds of a file run and a no-file run.
+TEST(RecordedLandscape, TheRulesStagesRemeasureRevertsTheSizesProvenSlower) {
+  for (const std::int64_t s : {1024, 2048, 4096, 8192})
+    ASSERT_NE(fixed_decision_4_1(Collective::reduce, 4, s), 1);
+  std::string body;
+  for (const std::int64_t s : {1024, 2048, 4096, 8192}) {
+    const std::string at = "," + std::to_string(s) + ",";
+    for (const char* us : {"10", "10.1", "9.9", "10.05", "9.95"}) {
+      body += "reduce,4,0,0,0" + at + us + ",search\n";
+      body += "reduce,4,1,0,0" + at + std::to_string(2 * std::stod(us)) + ",search\n";
+      body += "reduce,4,2,0,3" + at + std::to_string(0.7 * std::stod(us)) + ",search\n";
+    }
+  }
+  const fs::path csv = write_csv(body);
+  const Landscape l = load_landscapes(csv.string(), table()).at(0);
+  fs::remove(csv);
+  const TuningConfig def{}, linear{1, 0, 0}, chain{2, 0, 3};
+  const std::vector<Choice> file = {
+      {1024, linear, 0, 0}, {2048, linear, 0, 0}, {4096, chain, 0, 0}, {8192, def, 0, 0}};
+  Rng draws(7);
+  const RemeasureDraw m =
+      draw_remeasure(l, SearchSpace(Collective::reduce, 4, table()), file, 3, {}, draws);
+  ASSERT_EQ(m.choices.size(), 4u);
+  EXPECT_EQ(m.choices[0].config, def);
+  EXPECT_EQ(m.choices[1].config, def);
+  EXPECT_EQ(m.choices[2].config, chain);
+  EXPECT_EQ(m.choices[3].config, def);
+  EXPECT_EQ(m.reverted, 2);
+  EXPECT_EQ(m.looks, 1);
+  EXPECT_EQ(m.runs, 6);
+  EXPECT_GT(m.benchmark_seconds, 0);
+}
+
 }  // namespace
 }  // namespace colltune::bench
